@@ -1,0 +1,1 @@
+"""Sources → typed Documents → Chunks (readers, chunkers, the medicine database)."""

@@ -1,0 +1,81 @@
+"""One registry: a YAML config names a component by (kind, name); code registers factories.
+
+    @register("retriever", "bm25")
+    def make_bm25(settings: BM25Settings, ...) -> Retriever: ...
+
+    create("retriever", "bm25", settings=...)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+_FACTORIES: dict[tuple[str, str], Callable[..., Any]] = {}
+
+KINDS = ("reader", "chunker", "embedder", "retriever", "fuser", "reranker", "llm", "pipeline")
+
+
+class UnknownComponentError(KeyError):
+    def __str__(self) -> str:  # KeyError quotes its message; we want it readable
+        return str(self.args[0])
+
+
+def register(kind: str, name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    if kind not in KINDS:
+        raise ValueError(f"unknown component kind {kind!r}; expected one of {KINDS}")
+
+    def deco(factory: Callable[..., Any]) -> Callable[..., Any]:
+        key = (kind, name)
+        if key in _FACTORIES and _FACTORIES[key] is not factory:
+            raise ValueError(f"{kind} {name!r} is registered twice")
+        _FACTORIES[key] = factory
+        return factory
+
+    return deco
+
+
+def names(kind: str) -> list[str]:
+    _load_builtins()
+    return sorted(n for k, n in _FACTORIES if k == kind)
+
+
+def get(kind: str, name: str) -> Callable[..., Any]:
+    _load_builtins()
+    try:
+        return _FACTORIES[(kind, name)]
+    except KeyError:
+        raise UnknownComponentError(
+            f"no {kind} named {name!r}; known: {', '.join(names(kind)) or '(none)'}"
+        ) from None
+
+
+def create(kind: str, name: str, /, **kwargs: Any) -> Any:
+    return get(kind, name)(**kwargs)
+
+
+_loaded = False
+
+
+def _load_builtins() -> None:
+    """Import the modules whose import registers the built-in components."""
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    import importlib
+
+    for mod in _BUILTIN_MODULES:
+        try:
+            importlib.import_module(mod)
+        except ImportError as exc:  # an optional extra is missing: its components are absent
+            if getattr(exc, "name", "") and str(exc.name).startswith("medground"):
+                raise
+
+
+# Modules that register components on import. Optional extras may be missing.
+_BUILTIN_MODULES: list[str] = [
+    "medground.corpus.readers",
+    "medground.corpus.openstax",
+    "medground.corpus.chunking",
+]

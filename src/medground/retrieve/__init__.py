@@ -1,0 +1,1 @@
+"""Queries → ranked Passages → fused → reranked → packed Evidence."""
