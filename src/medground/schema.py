@@ -156,3 +156,39 @@ class Evidence:
 
     def render(self) -> str:
         return "\n\n".join(f"[{c.number}] ({c.label}) {c.text}" for c in self.citations)
+
+
+@dataclass(slots=True)
+class Question:
+    """One benchmark or user question. ``options`` keeps letter order (A, B, ...)."""
+
+    qid: str
+    dataset: str
+    question: str
+    options: dict[str, str] = field(default_factory=dict)
+    answer: str | None = None  # gold letter for multiple choice, gold text otherwise
+    context: str = ""  # e.g. a PubMedQA abstract, or the dialogue of a consultation
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def is_multiple_choice(self) -> bool:
+        return bool(self.options)
+
+
+Outcome = Literal["answered", "parse_failure", "insufficient_evidence", "error"]
+
+
+@dataclass(slots=True)
+class Answer:
+    """What every pipeline returns. A failed parse is an outcome, never a default letter."""
+
+    outcome: Outcome
+    choice: str | None = None  # option letter, multiple choice only
+    text: str = ""  # free-text answer (with [n] citations) or the reader's raw output
+    option_scores: dict[str, float] = field(default_factory=dict)
+    rationale: str = ""
+    citations: list[Citation] = field(default_factory=list)
+    queries: list[Query] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)  # seconds per stage
+    tokens: dict[str, int] = field(default_factory=dict)  # prompt / completion tokens
+    metadata: dict[str, Any] = field(default_factory=dict)
