@@ -1,0 +1,62 @@
+"""`medground <noun> <verb>`: the command groups live beside the code they drive."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+
+import typer
+
+app = typer.Typer(
+    name="medground",
+    help="Grounded medical question answering: cited answers and honest benchmarks.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+# (module, attribute, name, help). A group whose optional extra is not installed is left out.
+_GROUPS: list[tuple[str, str, str, str]] = [
+    ("medground.corpus.commands", "data_app", "data", "Pull and verify the source data."),
+    ("medground.corpus.commands", "corpus_app", "corpus", "Ingest sources into the chunk store; stats."),
+    ("medground.corpus.drug_commands", "app", "drugs", "The entity-oriented medicine database."),
+    ("medground.index.commands", "app", "index", "Build and inspect retrieval indexes."),
+    ("medground.llm.commands", "app", "models", "Pull and list local model weights."),
+]
+
+# Single commands (module, attribute, name): their module holds one typer app with one command.
+_COMMANDS: list[tuple[str, str, str]] = [
+    ("medground.retrieve.commands", "app", "search"),
+]
+
+
+def _optional_import(module: str):
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        # Only a missing third-party extra is tolerated; a broken medground module is a bug.
+        if exc.name and exc.name.split(".")[0] == "medground" and exc.name != module:
+            raise
+        logging.getLogger(__name__).debug("command group %s unavailable: %s", module, exc)
+        return None
+
+
+for _module, _attr, _name, _help in _GROUPS:
+    _mod = _optional_import(_module)
+    if _mod is not None:
+        app.add_typer(getattr(_mod, _attr), name=_name, help=_help)
+
+for _module, _attr, _name in _COMMANDS:
+    _mod = _optional_import(_module)
+    if _mod is not None:
+        sub = getattr(_mod, _attr)
+        for info in sub.registered_commands:
+            app.command(_name, help=info.help)(info.callback)
+
+
+@app.callback()
+def _main(verbose: bool = typer.Option(False, "--verbose", "-v", help="Log progress details.")) -> None:
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    app()

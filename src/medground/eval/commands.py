@@ -1,0 +1,177 @@
+"""`medground eval`, `medground sweep`, `medground report`.
+
+One typer app per command (``eval_app``, ``sweep_app``, ``report_app``, mounted as single
+commands) and ``app`` holding all three. Pipelines come from a factory ``run config -> Pipeline``
+named by ``PIPELINE_FACTORY`` (or ``--factory module:function``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+import yaml
+
+from medground.configio import ConfigError
+from medground.eval.runner import PipelineFactory
+from medground.eval.sweep import DatasetSpec, SweepResult, SweepSettings, expand, load_sweep, run_sweep
+from medground.paths import home
+
+# Connecting the pipelines is this one line: the function that turns a run config into a Pipeline.
+PIPELINE_FACTORY = "medground.pipelines.factory:make_pipeline"
+
+app = typer.Typer(no_args_is_help=True, add_completion=False, help="Evaluate pipelines on benchmarks.")
+eval_app = typer.Typer(add_completion=False)
+sweep_app = typer.Typer(add_completion=False)
+report_app = typer.Typer(add_completion=False)
+
+
+class FactoryMissingError(RuntimeError):
+    pass
+
+
+def resolve_factory(spec: str | None = None) -> PipelineFactory:
+    """Import ``module:function``; a clear error (not a traceback) when it is not there yet."""
+    spec = spec or PIPELINE_FACTORY
+    module, _, attr = spec.partition(":")
+    try:
+        fn = getattr(importlib.import_module(module), attr or "make_pipeline")
+    except (ModuleNotFoundError, AttributeError) as exc:
+        raise FactoryMissingError(
+            f"no pipeline factory at {spec!r} ({exc}). Pipelines are connected through a function "
+            "`make_pipeline(run_config: dict) -> Pipeline`; pass --factory module:function or set "
+            "medground.eval.commands.PIPELINE_FACTORY") from None
+    if not callable(fn):
+        raise FactoryMissingError(f"{spec!r} is not callable")
+    return fn
+
+
+def _runs_dir(runs_dir: Path | None) -> Path:
+    return runs_dir or home() / "runs"
+
+
+def _fail(msg: str, as_json: bool) -> None:
+    if as_json:
+        typer.echo(json.dumps({"error": msg}))
+    else:
+        typer.secho(msg, err=True, fg=typer.colors.RED)
+    raise typer.Exit(2)
+
+
+def _emit(result: SweepResult, as_json: bool) -> None:
+    if as_json:
+        typer.echo(json.dumps({"runs": [s.to_dict() for s in result.summaries], "failures": result.failures},
+                              ensure_ascii=False, indent=2))
+    else:
+        from rich.console import Console
+        from rich.table import Table
+
+        t = Table("run", "done", "accuracy", "95% CI", "parse fail", "errors", "runtime s", "q/s")
+        for s in result.summaries:
+            acc = "—" if s.accuracy is None else f"{100 * s.accuracy:.1f}"
+            ci = "—" if s.ci_low is None else f"{100 * s.ci_low:.1f}–{100 * s.ci_high:.1f}"
+            qps = "—" if s.throughput_qps is None else f"{s.throughput_qps:.2f}"
+            t.add_row(s.name, f"{s.n_done}/{s.n_questions}", acc, ci, str(s.parse_failures), str(s.errors),
+                      f"{s.runtime_s:.1f}", qps)
+        Console().print(t)
+        for name, why in result.failures.items():
+            typer.secho(f"{name}: {why}", err=True, fg=typer.colors.RED)
+    if result.failures:
+        raise typer.Exit(1)
+
+
+def _load_mapping(path: Path) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: config file not found") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping of pipeline settings at the top level")
+    return data
+
+
+@eval_app.command("eval")
+@app.command("eval")
+def eval_cmd(
+    dataset: str = typer.Option(..., "--dataset", "-d", help="Dataset name (see medground.eval.datasets.DATASETS)."),
+    pipeline: Path = typer.Option(..., "--pipeline", "-p", help="Pipeline config YAML."),
+    subset_n: int = typer.Option(None, "--subset", "-n", help="Deterministic subset of N questions."),
+    seed: int = typer.Option(0, help="Subset seed."),
+    split: str = typer.Option(None, help="Dataset split (default: the set's first)."),
+    path: Path = typer.Option(None, help="Dataset file (required for user formats such as medqa-jsonl)."),
+    runs_dir: Path = typer.Option(None, help="Where runs are written (default $MEDGROUND_HOME/runs)."),
+    factory: str = typer.Option(None, help="Pipeline factory module:function."),
+    retry_errors: bool = typer.Option(False, help="Re-run questions whose record is an error."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+) -> None:
+    """Run one pipeline config on one dataset (resumes if the same run exists)."""
+    try:
+        config = _load_mapping(pipeline)
+        settings = SweepSettings(name="eval", base=config, datasets=[DatasetSpec(
+            name=dataset, split=split, path=str(path) if path else None, subset=subset_n, seed=seed)])
+        make = resolve_factory(factory)
+        result = run_sweep(settings, make, _runs_dir(runs_dir), retry_errors=retry_errors, progress=not as_json)
+    except (ConfigError, FactoryMissingError, KeyError, ValueError, FileNotFoundError) as exc:
+        _fail(str(exc), as_json)
+    _emit(result, as_json)
+
+
+@sweep_app.command("sweep")
+@app.command("sweep")
+def sweep_cmd(
+    grid: Path = typer.Argument(..., help="Sweep YAML (see configs/sweeps/study.yaml)."),
+    runs_dir: Path = typer.Option(None, help="Where runs are written (default $MEDGROUND_HOME/runs)."),
+    only: str = typer.Option(None, help="Only runs whose name contains this text."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="List the runs and exit."),
+    factory: str = typer.Option(None, help="Pipeline factory module:function."),
+    retry_errors: bool = typer.Option(False, help="Re-run questions whose record is an error."),
+    as_json: bool = typer.Option(False, "--json", help="Print summaries as JSON."),
+) -> None:
+    """Expand a grid into runs and run (or resume) each; a killed sweep resumes where it stopped."""
+    try:
+        settings = load_sweep(grid)
+        runs = [r for r in expand(settings) if not only or only in r.name]
+        if dry_run:
+            rows = [{"run_id": r.run_id, "name": r.name, "axes": r.axes} for r in runs]
+            if as_json:
+                typer.echo(json.dumps(rows, ensure_ascii=False, indent=2))
+            else:
+                for r in rows:
+                    typer.echo(f"{r['run_id']}  {r['name']}")
+                typer.echo(f"{len(rows)} runs")
+            return
+        make = resolve_factory(factory)
+        result = run_sweep(settings, make, _runs_dir(runs_dir), retry_errors=retry_errors, progress=not as_json,
+                           only=(lambda r: only in r.name) if only else None)
+    except (ConfigError, FactoryMissingError, KeyError, ValueError, FileNotFoundError) as exc:
+        _fail(str(exc), as_json)
+    _emit(result, as_json)
+
+
+@report_app.command("report")
+@app.command("report")
+def report_cmd(
+    runs_dir: Path = typer.Argument(..., help="Directory of run directories (each with results.jsonl)."),
+    out: Path = typer.Option(None, "--out", "-o", help="Output directory (default RUNS_DIR/report)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the tables as JSON."),
+) -> None:
+    """Write report.md, report.html and PNG plots for every run in RUNS_DIR."""
+    from medground.eval.records import CorruptRecordsError
+    from medground.eval.report import write_report
+
+    out = out or runs_dir / "report"
+    try:
+        rep = write_report(runs_dir, out)
+    except (FileNotFoundError, CorruptRecordsError) as exc:
+        _fail(str(exc), as_json)
+    if as_json:
+        typer.echo(json.dumps({"out": str(out), "images": [f for _, f in rep.images],
+                               "tables": [{"title": t.title, "headers": t.headers, "rows": t.rows} for t in rep.tables]},
+                              ensure_ascii=False, indent=2))
+    else:
+        typer.echo(f"wrote {out / 'report.md'}, {out / 'report.html'} and {len(rep.images)} plots")

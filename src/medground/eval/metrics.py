@@ -1,0 +1,158 @@
+"""Accuracy with honest uncertainty, and paired comparisons of two configurations.
+
+Every function takes plain sequences of booleans (one per question, in a shared order for the
+paired tests). A parse failure is a wrong answer here AND is counted on its own by
+``outcome_rates``: it is never mapped to a letter.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True, slots=True)
+class Interval:
+    estimate: float
+    low: float
+    high: float
+    method: str
+    level: float = 0.95
+
+
+def accuracy(correct: Sequence[bool]) -> float:
+    if len(correct) == 0:
+        raise ValueError("accuracy of zero questions is undefined")
+    return sum(bool(c) for c in correct) / len(correct)
+
+
+def wilson_ci(correct: Sequence[bool], level: float = 0.95) -> Interval:
+    """Wilson score interval (statsmodels): sane near 0 and 1, unlike the normal interval."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    k, n = sum(bool(c) for c in correct), len(correct)
+    if n == 0:
+        raise ValueError("a confidence interval of zero questions is undefined")
+    low, high = proportion_confint(k, n, alpha=1 - level, method="wilson")
+    return Interval(k / n, float(low), float(high), "wilson", level)
+
+
+def bootstrap_ci(correct: Sequence[bool], level: float = 0.95, n_boot: int = 10_000, seed: int = 0) -> Interval:
+    """Percentile bootstrap of accuracy: resample questions with replacement (seeded)."""
+    x = np.asarray(correct, dtype=float)
+    if x.size == 0:
+        raise ValueError("a confidence interval of zero questions is undefined")
+    rng = np.random.default_rng(seed)
+    means = x[rng.integers(0, x.size, size=(n_boot, x.size))].mean(axis=1)
+    alpha = (1 - level) / 2
+    low, high = np.quantile(means, [alpha, 1 - alpha])
+    return Interval(float(x.mean()), float(low), float(high), "bootstrap-percentile", level)
+
+
+@dataclass(frozen=True, slots=True)
+class McNemarResult:
+    """2x2 table over the same questions: rows = A right/wrong, columns = B right/wrong."""
+
+    table: tuple[tuple[int, int], tuple[int, int]]
+    statistic: float  # exact test: the smaller discordant count
+    pvalue: float
+    n: int
+
+    @property
+    def a_only(self) -> int:  # A right, B wrong
+        return self.table[0][1]
+
+    @property
+    def b_only(self) -> int:  # A wrong, B right
+        return self.table[1][0]
+
+
+def _paired(a: Sequence[bool], b: Sequence[bool]) -> tuple[np.ndarray, np.ndarray]:
+    if len(a) != len(b):
+        raise ValueError(f"paired tests need the same questions: {len(a)} vs {len(b)} results")
+    if len(a) == 0:
+        raise ValueError("paired tests need at least one question")
+    return np.asarray(a, dtype=bool), np.asarray(b, dtype=bool)
+
+
+def mcnemar_test(a: Sequence[bool], b: Sequence[bool]) -> McNemarResult:
+    """Exact McNemar (binomial test on the discordant pairs), via statsmodels."""
+    from statsmodels.stats.contingency_tables import mcnemar
+
+    x, y = _paired(a, b)
+    table = (
+        (int(np.sum(x & y)), int(np.sum(x & ~y))),
+        (int(np.sum(~x & y)), int(np.sum(~x & ~y))),
+    )
+    if table[0][1] + table[1][0] == 0:  # no discordant pairs: no evidence of a difference
+        return McNemarResult(table, 0.0, 1.0, len(x))
+    res = mcnemar(np.array(table), exact=True)
+    return McNemarResult(table, float(res.statistic), float(res.pvalue), len(x))
+
+
+@dataclass(frozen=True, slots=True)
+class PairedDelta:
+    """Accuracy of B minus accuracy of A on the same questions, with a bootstrap CI."""
+
+    delta: float
+    low: float
+    high: float
+    n: int
+    level: float = 0.95
+
+
+def paired_bootstrap(
+    a: Sequence[bool], b: Sequence[bool], level: float = 0.95, n_boot: int = 10_000, seed: int = 0
+) -> PairedDelta:
+    """Resample questions (the same indices for both systems) and take percentile bounds."""
+    x, y = _paired(a, b)
+    diff = y.astype(float) - x.astype(float)
+    rng = np.random.default_rng(seed)
+    boots = diff[rng.integers(0, diff.size, size=(n_boot, diff.size))].mean(axis=1)
+    alpha = (1 - level) / 2
+    low, high = np.quantile(boots, [alpha, 1 - alpha])
+    return PairedDelta(float(diff.mean()), float(low), float(high), diff.size, level)
+
+
+def outcome_rates(outcomes: Iterable[str]) -> dict[str, float]:
+    """Share of each outcome (answered, parse_failure, insufficient_evidence, error)."""
+    counts = Counter(outcomes)
+    n = sum(counts.values())
+    return {k: v / n for k, v in sorted(counts.items())} if n else {}
+
+
+def parse_failure_rate(outcomes: Iterable[str]) -> float:
+    return outcome_rates(outcomes).get("parse_failure", 0.0)
+
+
+def weighted_vote(votes: Sequence[dict], k: int | None = None) -> str | None:
+    """The choice with the largest summed confidence among the first ``k`` votes.
+
+    ``votes`` are ``{"choice": letter | None, "confidence": float}`` in retrieval rank order
+    (LLM-AMT: one vote per passage). Votes without a choice (a passage whose reading failed to
+    parse) are ignored. Ties go to the choice voted for first (the higher-ranked passage).
+    """
+    totals: dict[str, float] = {}
+    first_seen: dict[str, int] = {}
+    for i, v in enumerate(votes[:k] if k is not None else votes):
+        choice = v.get("choice")
+        if not choice:
+            continue
+        totals[choice] = totals.get(choice, 0.0) + float(v.get("confidence", 1.0))
+        first_seen.setdefault(choice, i)
+    if not totals:
+        return None
+    return max(totals, key=lambda c: (totals[c], -first_seen[c]))
+
+
+def vote_curve(records: Sequence[dict], max_k: int | None = None) -> list[tuple[int, float]]:
+    """Accuracy of the weighted vote over the first k votes, k = 1..K (records with ``votes``)."""
+    rows = [r for r in records if r.get("votes") is not None and r.get("gold")]
+    if not rows:
+        return []
+    top = max(len(r["votes"]) for r in rows)
+    top = min(top, max_k) if max_k else top
+    return [(k, sum(weighted_vote(r["votes"], k) == r["gold"] for r in rows) / len(rows)) for k in range(1, top + 1)]

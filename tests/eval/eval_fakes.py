@@ -1,0 +1,49 @@
+"""Fake pipelines and questions for the evaluation tests (no models)."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+
+from medground.schema import Answer, Question
+
+
+def make_questions(n: int, dataset: str = "fake") -> list[Question]:
+    opts = {"A": "a", "B": "b", "C": "c", "D": "d"}
+    return [Question(qid=f"q{i:03d}", dataset=dataset, question=f"question {i}?", options=dict(opts),
+                     answer="ABCD"[i % 4], metadata={"subject": "xy"[i % 2]}) for i in range(n)]
+
+
+class FakePipeline:
+    """Answers correctly when sha256(name, qid) falls under ``skill``; deterministic."""
+
+    def __init__(self, name: str, skill: float = 0.5, sleep: float = 0.0, parse_fail_every: int = 0,
+                 fail_all: bool = False, votes: bool = False):
+        self.name, self.skill, self.sleep = name, skill, sleep
+        self.parse_fail_every, self.fail_all, self.votes = parse_fail_every, fail_all, votes
+        self.calls: list[str] = []
+
+    def answer(self, q: Question) -> Answer:
+        self.calls.append(q.qid)
+        if self.sleep:
+            time.sleep(self.sleep)
+        if self.fail_all:
+            raise ConnectionError("server down")
+        i = int(q.qid[1:])
+        if self.parse_fail_every and i % self.parse_fail_every == 0:
+            return Answer(outcome="parse_failure", text="I think maybe")
+        u = int(hashlib.sha256(f"{self.name}:{q.qid}".encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
+        wrong = "B" if q.answer != "B" else "C"
+        choice = q.answer if u < self.skill else wrong
+        meta = {}
+        if self.votes:  # three passages: first votes wrong weakly, then two right
+            meta["votes"] = [{"choice": wrong, "confidence": 0.9}, {"choice": q.answer, "confidence": 0.6},
+                             {"choice": q.answer, "confidence": 0.5}]
+        return Answer(outcome="answered", choice=choice, option_scores={choice: 1.0}, metadata=meta,
+                      tokens={"prompt": 10, "completion": 2})
+
+
+def make_fake(config: dict) -> FakePipeline:
+    """A ``make_pipeline`` factory: the run config chooses skill and speed."""
+    return FakePipeline(config.get("name", "fake"), skill=config.get("skill", 0.5), sleep=config.get("sleep", 0.0),
+                        parse_fail_every=config.get("parse_fail_every", 0), votes=config.get("votes", False))

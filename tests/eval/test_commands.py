@@ -1,0 +1,56 @@
+import json
+from pathlib import Path
+
+from eval_fakes import make_questions
+from typer.testing import CliRunner
+
+from medground.eval import commands
+from medground.eval.commands import app
+from medground.eval.records import read_records
+
+REPO = Path(__file__).resolve().parents[2]
+runner = CliRunner()
+
+
+def test_sweep_dry_run_lists_study_runs():
+    res = runner.invoke(app, ["sweep", str(REPO / "configs/sweeps/study.yaml"), "--dry-run", "--json"])
+    assert res.exit_code == 0, res.output
+    rows = json.loads(res.output)
+    assert len(rows) == 44 and len({r["run_id"] for r in rows}) == 44
+
+
+def test_missing_factory_is_a_clear_message(tmp_path, monkeypatch):
+    monkeypatch.setattr(commands, "PIPELINE_FACTORY", "medground.no_such_module:make_pipeline")
+    cfg = tmp_path / "p.yaml"
+    cfg.write_text("pipeline: rag\n")
+    res = runner.invoke(app, ["eval", "--dataset", "mirage/medqa", "--pipeline", str(cfg), "--json"])
+    assert res.exit_code == 2
+    msg = json.loads(res.output)["error"]
+    assert "no pipeline factory" in msg and "--factory" in msg
+
+
+def test_eval_with_factory_then_report(tmp_path, monkeypatch):
+    data = tmp_path / "q.jsonl"
+    data.write_text("".join(json.dumps({"question": q.question, "options": q.options, "answer_idx": q.answer}) + "\n"
+                            for q in make_questions(12)))
+    monkeypatch.syspath_prepend(str(Path(__file__).parent))
+    cfg = tmp_path / "p.yaml"
+    cfg.write_text("pipeline: rag\nskill: 1.0\n")
+    runs = tmp_path / "runs"
+    args = ["eval", "-d", "medqa-jsonl", "--path", str(data), "-p", str(cfg), "-n", "8", "--runs-dir", str(runs),
+            "--factory", "eval_fakes:make_fake", "--json"]
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    (summary,) = json.loads(res.output)["runs"]
+    assert summary["n_done"] == 8 and summary["accuracy"] == 1.0
+    assert len(read_records(runs / summary["run_id"] / "results.jsonl")) == 8
+    res = runner.invoke(app, ["report", str(runs), "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    assert out["tables"][0]["rows"][0][-1] == summary["run_id"]
+    assert (runs / "report" / "report.html").exists()
+
+
+def test_report_on_missing_dir_fails_cleanly(tmp_path):
+    res = runner.invoke(app, ["report", str(tmp_path), "--json"])
+    assert res.exit_code == 2 and "no run directories" in json.loads(res.output)["error"]
