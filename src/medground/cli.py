@@ -26,6 +26,9 @@ _GROUPS: list[tuple[str, str, str, str]] = [
 # Single commands (module, attribute, name): their module holds one typer app with one command.
 _COMMANDS: list[tuple[str, str, str]] = [
     ("medground.retrieve.commands", "app", "search"),
+    ("medground.eval.commands", "eval_app", "eval"),
+    ("medground.eval.commands", "sweep_app", "sweep"),
+    ("medground.eval.commands", "report_app", "report"),
 ]
 
 

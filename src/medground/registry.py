@@ -78,4 +78,5 @@ _BUILTIN_MODULES: list[str] = [
     "medground.corpus.readers",
     "medground.corpus.openstax",
     "medground.corpus.chunking",
+    "medground.retrieve.drugs",
 ]

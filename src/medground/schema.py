@@ -121,6 +121,9 @@ class Passage:
     score: float
     source: str  # "bm25", "dense", "rrf", "rerank:cross-encoder", ...
     rank: int = 0
+    # Provenance added by later stages: which lists/queries found it (fusion), the
+    # first-stage score (rerank). Never holds the chunk's own metadata.
+    metadata: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(slots=True)

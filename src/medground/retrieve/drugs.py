@@ -1,0 +1,263 @@
+"""Hierarchical retrieval over the medicine database: entity (drug) first, then attribute.
+
+``search("ibuprofin side effects")`` recognises the drug (exact name, brand → generic,
+rapidfuzz for misspellings, BM25 over names as a last resort), then ranks that drug's
+attributes: those named by the keywords' attribute words ("side effects" → adverse_reactions)
+first, BM25 over the drug's attribute texts next. No drug recognised → BM25 over all
+attribute texts. As in RagPULSE, an LLM can call it with distilled keywords.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import bm25s
+import numpy as np
+import Stemmer
+from pydantic import BaseModel, ConfigDict
+from rapidfuzz import fuzz, process
+
+from medground.corpus.drugs import AttributeType, Drug, DrugAttribute, normalize_name
+from medground.index.drugstore import DrugStore
+from medground.registry import register
+from medground.retrieve.base import check_query
+from medground.schema import Chunk, Passage, make_chunk_id
+
+A = AttributeType
+# Keyword cues → the attribute types they ask about (first = asked for, rest = next best).
+ATTRIBUTE_CUES: list[tuple[re.Pattern[str], tuple[AttributeType, ...]]] = [
+    (re.compile(r"side.?effect|adverse|reaction|toxicit|make (me|you)"), (A.ADVERSE_REACTIONS,)),
+    (re.compile(r"\bdos(e|es|age|ing)\b|how (much|many|often)|\bmg\b|maximum|overdos"),
+     (A.DOSAGE,)),
+    (re.compile(r"pregnan|breast.?feed|nursing|lactat|child|kids?\b|infant|pediatric|elderly"
+                r"|older adult"), (A.SPECIAL_POPULATIONS, A.WARNINGS, A.CONTRAINDICATIONS)),
+    (re.compile(r"interact|take .{0,30}\bwith\b|together|combin|\bmix|alcohol|grapefruit"
+                r"|\bfood"),
+     (A.INTERACTIONS,)),
+    (re.compile(r"\bstor(e|age|ing)\b|fridge|refrigerat|room temperature|expir"), (A.STORAGE,)),
+    (re.compile(r"contraindicat|should not (take|use)|who (should|can) ?not|allerg"),
+     (A.CONTRAINDICATIONS, A.WARNINGS)),
+    (re.compile(r"boxed|black.?box"), (A.BOXED_WARNING, A.WARNINGS)),
+    (re.compile(r"warning|precaution|caution|\bsafe|\brisk|danger"),
+     (A.WARNINGS, A.BOXED_WARNING)),
+    (re.compile(r"used? (for|to)|indicat|\btreat|what is it for"), (A.INDICATIONS,)),
+    (re.compile(r"mechanism|how does .* work|mode of action"), (A.MECHANISM,)),
+    (re.compile(r"\bclass\b|type of (drug|medicine)|what kind"), (A.DRUG_CLASS,)),
+    (re.compile(r"therapeutic|benefit|how long .* work|onset|effective"),
+     (A.THERAPEUTIC_EFFECTS,)),
+]
+_KIND_SCORE = {"generic": 1.0, "brand": 0.95, "synonym": 0.9, "component": 0.7}
+_STOP = {"side", "effects", "effect", "dose", "dosage", "with", "take", "what", "does", "drug",
+         "taking", "about", "should", "pregnant", "there", "which", "interaction", "interactions"}
+
+
+def attribute_intents(keywords: str) -> dict[AttributeType, float]:
+    """Attribute types the keywords ask about: 1.0 for the named one, 0.5 for the next best."""
+    text = keywords.lower()
+    intents: dict[AttributeType, float] = {}
+    for pattern, types in ATTRIBUTE_CUES:
+        if pattern.search(text):
+            for i, t in enumerate(types):
+                intents[t] = max(intents.get(t, 0.0), 1.0 if i == 0 else 0.5)
+    return intents
+
+
+@dataclass(slots=True)
+class DrugMatch:
+    drug_id: str
+    score: float  # 0..1
+    how: str  # "exact generic 'ibuprofen'", "fuzzy 'ibuprofin'→'ibuprofen' (89)", ...
+    span: str  # the part of the keywords that named the drug
+
+
+@dataclass(slots=True)
+class DrugHit:
+    drug: Drug
+    attribute: DrugAttribute | None
+    score: float
+    matched: str  # how the drug (or, without one, the attribute) was found
+
+
+class DrugRetrieverSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str | None = None  # SQLite file; default paths.home()/"drugs.sqlite"
+    fuzzy_cutoff: float = 85.0  # rapidfuzz ratio (0-100) for misspelled names
+    max_drugs: int = 3  # drugs considered per query
+    # A word in more than this share of attribute texts is never matched fuzzily to a name.
+    common_word_share: float = 0.02
+
+
+def _tokens(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9][a-z0-9\-']*", normalize_name(text))
+
+
+class DrugRetriever:
+    def __init__(self, store: DrugStore, settings: DrugRetrieverSettings | None = None):
+        store.require_built()
+        self.settings = settings or DrugRetrieverSettings()
+        self.store = store
+        self.drugs = {d.drug_id: d for d in store.drugs()}
+        self.names: dict[str, list[tuple[str, str]]] = {}
+        for name, drug_id, kind in store.names():
+            self.names.setdefault(name, []).append((drug_id, kind))
+        self.max_name_words = max(len(n.split()) for n in self.names)
+        self.fuzzy_names = [n for n in self.names if len(n) >= 5]
+        self.attributes = store.attributes()
+        self.by_drug: dict[str, list[int]] = {}
+        for i, a in enumerate(self.attributes):
+            self.by_drug.setdefault(a.drug_id, []).append(i)
+        self._stemmer = Stemmer.Stemmer("english")
+        self._attr_bm25 = self._index([f"{a.heading}\n{a.text}" for a in self.attributes])
+        # Words common in attribute texts ("medical", "pain") are not misspelled drug names.
+        df: Counter[str] = Counter()
+        for a in self.attributes:
+            df.update(set(_tokens(a.text)))
+        limit = max(3, int(len(self.attributes) * self.settings.common_word_share))
+        self.common_words = {w for w, n in df.items() if n > limit} | _STOP
+        self._name_list = sorted(self.names)
+        self._name_bm25 = self._index(self._name_list)
+
+    def _index(self, texts: list[str]) -> bm25s.BM25:
+        index = bm25s.BM25()
+        index.index(self._tokenize(texts), show_progress=False)
+        return index
+
+    def _tokenize(self, texts: list[str]):
+        return bm25s.tokenize(texts, stopwords="en", stemmer=self._stemmer, show_progress=False)
+
+    def _query_tokens(self, text: str) -> list[str]:
+        return bm25s.tokenize([text], stopwords="en", stemmer=self._stemmer,
+                              show_progress=False, return_ids=False)[0]
+
+    # ------------------------------------------------------------ entity
+
+    def find_drugs(self, keywords: str) -> list[DrugMatch]:
+        words = _tokens(keywords)
+        found: dict[str, DrugMatch] = {}
+        covered: set[int] = set()
+
+        def add(drug_id: str, score: float, how: str, span: str) -> None:
+            if drug_id not in found or found[drug_id].score < score:
+                found[drug_id] = DrugMatch(drug_id, score, how, span)
+
+        # Exact names, longest n-gram first ("insulin glargine" before "insulin").
+        for n in range(min(self.max_name_words, len(words)), 0, -1):
+            for i in range(len(words) - n + 1):
+                if covered & set(range(i, i + n)):
+                    continue
+                span = " ".join(words[i:i + n])
+                for drug_id, kind in self.names.get(span, []):
+                    add(drug_id, _KIND_SCORE[kind], f"exact {kind} {span!r}", span)
+                    covered |= set(range(i, i + n))
+        # Misspellings: uncovered words (and word pairs) against all names.
+        for n in (2, 1):
+            for i in range(len(words) - n + 1):
+                span_words = words[i:i + n]
+                span = " ".join(span_words)
+                if (covered & set(range(i, i + n)) or len(span) < 5
+                        or any(w in self.common_words for w in span_words)):
+                    continue
+                best = process.extractOne(span, self.fuzzy_names, scorer=fuzz.ratio,
+                                          score_cutoff=self.settings.fuzzy_cutoff)
+                if best:
+                    name, ratio, _ = best
+                    for drug_id, kind in self.names[name]:
+                        add(drug_id, 0.8 * ratio / 100 * _KIND_SCORE[kind],
+                            f"fuzzy {span!r}→{name!r} ({ratio:.0f})", span)
+                    covered |= set(range(i, i + n))
+        rare = [w for w in words if len(w) >= 4 and w not in self.common_words]
+        if not found and rare:  # partial names ("polymyxin" in "neomycin/polymyxin b/...")
+            scores = self._name_bm25.get_scores(self._query_tokens(" ".join(rare)))
+            for j in np.argsort(-scores, kind="stable")[:3]:
+                name = self._name_list[j]
+                if scores[j] > 0 and set(rare) & set(name.split()):
+                    for drug_id, kind in self.names[name]:
+                        add(drug_id, 0.5 * float(scores[j] / scores.max()),
+                            f"bm25 name {name!r}", name)
+        ranked = sorted(found.values(), key=lambda m: (-m.score, m.drug_id))
+        return ranked[: self.settings.max_drugs]
+
+    # ------------------------------------------------------------ attribute
+
+    def search(self, keywords: str, k: int = 10) -> list[DrugHit]:
+        keywords = check_query(keywords)
+        intents = attribute_intents(keywords)
+        matches = self.find_drugs(keywords)
+        if sum(m.how.startswith("exact") for m in matches) >= 2:  # two drugs named together
+            intents[A.INTERACTIONS] = max(intents.get(A.INTERACTIONS, 0.0), 1.0)
+        if not matches:
+            return self._search_all_attributes(keywords, k)
+        rest = keywords.lower()
+        for m in matches:
+            rest = rest.replace(m.span, " ")
+        query_tokens = self._query_tokens(rest)
+        scores = self._attr_bm25.get_scores(query_tokens) if query_tokens else None
+        hits: list[DrugHit] = []
+        for m in matches:
+            drug = self.drugs[m.drug_id]
+            idx = self.by_drug.get(m.drug_id, [])
+            if not idx:
+                hits.append(DrugHit(drug, None, m.score, m.how))
+                continue
+            bm = np.array([scores[i] for i in idx]) if scores is not None else np.zeros(len(idx))
+            bm = bm / bm.max() if bm.max() > 0 else bm
+            for i, b in zip(idx, bm):
+                a = self.attributes[i]
+                attr_score = intents.get(a.type, 0.0) + 0.5 * float(b)
+                hits.append(DrugHit(drug, a, m.score * (1.0 + attr_score), m.how))
+        hits.sort(key=lambda h: -h.score)  # stable: ties keep database order
+        return hits[:k]
+
+    def _search_all_attributes(self, keywords: str, k: int) -> list[DrugHit]:
+        tokens = self._query_tokens(keywords)
+        if not tokens:
+            return []
+        scores = self._attr_bm25.get_scores(tokens)
+        order = np.argsort(-scores, kind="stable")[:k]
+        return [DrugHit(self.drugs[self.attributes[i].drug_id], self.attributes[i],
+                        float(scores[i]), "bm25 attributes") for i in order if scores[i] > 0]
+
+
+def to_passages(hits: Sequence[DrugHit], source: str = "drugs") -> list[Passage]:
+    """Hits as citable passages: book "Medicine database", chapter = drug, section = type."""
+    out = []
+    for rank, h in enumerate(hits, 1):
+        a = h.attribute
+        section = (a.type.value,) if a else ()
+        text = a.text if a else f"{h.drug.display_name}: {', '.join(h.drug.brand_names)}"
+        origin = a.source if a else "drugs"
+        chunk = Chunk(
+            chunk_id=make_chunk_id(origin, section, text, 0), doc_id=f"drugs/{h.drug.drug_id}",
+            corpus="drugs", source_path=origin, text=text, title=h.drug.display_name,
+            book="Medicine database", chapter=h.drug.display_name, section_path=section,
+            char_end=len(text),
+            metadata={"drug_id": h.drug.drug_id, "brand_names": h.drug.brand_names,
+                      "matched": h.matched, "heading": a.heading if a else ""})
+        out.append(Passage(chunk, h.score, source, rank))
+    return out
+
+
+class DrugPassageRetriever:
+    """The :class:`~medground.retrieve.base.Retriever` face of :class:`DrugRetriever`."""
+
+    name = "drugs"
+
+    def __init__(self, retriever: DrugRetriever):
+        self.retriever = retriever
+
+    def search(self, query: str, k: int = 10) -> list[Passage]:
+        return to_passages(self.retriever.search(query, k))
+
+    def batch_search(self, queries: Sequence[str], k: int = 10) -> list[list[Passage]]:
+        return [self.search(q, k) for q in queries]
+
+
+@register("retriever", "drugs")
+def make_drug_retriever(settings: DrugRetrieverSettings | None = None,
+                        store: DrugStore | None = None) -> DrugPassageRetriever:
+    settings = settings or DrugRetrieverSettings()
+    return DrugPassageRetriever(DrugRetriever(store or DrugStore(settings.path), settings))
