@@ -76,7 +76,20 @@ def _load_builtins() -> None:
 # Modules that register components on import. Optional extras may be missing.
 _BUILTIN_MODULES: list[str] = [
     "medground.corpus.readers",
+    "medground.corpus.readers_formats",
     "medground.corpus.openstax",
     "medground.corpus.chunking",
+    "medground.index.bm25",
+    "medground.index.dense",
+    "medground.index.embedders",
+    "medground.index.sections",
+    "medground.index.splade",
+    "medground.retrieve.fusion",
+    "medground.retrieve.rerank",
+    "medground.retrieve.maxsim",
+    "medground.retrieve.llm_rerank",
     "medground.retrieve.drugs",
+    "medground.llm.local",
+    "medground.llm.remote",
+    "medground.pipelines.factory",
 ]

@@ -1,0 +1,152 @@
+"""What every pipeline shares: the Pipeline protocol, the reader step, citations and accounting."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from medground.llm.base import LLM, ChatResult, Message
+from medground.llm.scoring import OptionScores, generate_and_parse, score_options
+from medground.pipelines import prompts
+from medground.schema import Answer, Citation, Evidence, Question
+
+
+@runtime_checkable
+class Pipeline(Protocol):
+    name: str
+
+    def answer(self, question: Question) -> Answer: ...
+
+
+class ReaderSettings(BaseModel):
+    """How the final answer is read: the study's zero-shot vs chain-of-thought axis."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    prompt: Literal["zeroshot", "cot"] = "zeroshot"
+    # zero-shot: "logprob" reads the option letters' log-probabilities in one forward pass;
+    # "generate" writes a short answer and parses it. Chain-of-thought always generates.
+    scoring: Literal["logprob", "generate"] = "logprob"
+    calibration: dict[str, float] | None = Field(
+        None, description="per-letter mean log-probability to subtract (see llm.scoring.calibrate)"
+    )
+    cot_max_tokens: int = Field(384, ge=16)
+    freetext_max_tokens: int = Field(256, ge=16)
+
+
+@dataclass
+class Tally:
+    """Per-stage seconds and token counts of one answer."""
+
+    timings: dict[str, float] = field(default_factory=dict)
+    tokens: dict[str, int] = field(default_factory=lambda: {"prompt": 0, "completion": 0, "llm_calls": 0})
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        t = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - t
+
+    def count(self, result: ChatResult | None) -> None:
+        if result is None:
+            return
+        self.tokens["prompt"] += result.prompt_tokens
+        self.tokens["completion"] += result.completion_tokens
+        self.tokens["llm_calls"] += 1
+
+    def finish(self, answer: Answer, started: float) -> Answer:
+        self.timings["total"] = time.perf_counter() - started
+        answer.timings = dict(self.timings)
+        answer.tokens = dict(self.tokens)
+        return answer
+
+
+def chat_text(llm: LLM, messages: list[Message], tally: Tally, *, max_tokens: int) -> str:
+    result = llm.chat(messages, max_tokens=max_tokens, temperature=0.0)
+    tally.count(result)
+    return result.text.strip()
+
+
+def read_choice(
+    llm: LLM, question: Question, context_block: str, settings: ReaderSettings, tally: Tally
+) -> OptionScores:
+    """Answer a multiple-choice question given a context block (evidence, history or nothing)."""
+    letters = list(question.options)
+    values = dict(evidence_block=context_block, question=question.question.strip(),
+                  options=prompts.format_options(question.options))
+    if settings.prompt == "cot":
+        msgs = prompts.messages("mcq_cot", **values)
+        scores = generate_and_parse(llm, msgs, letters, max_tokens=settings.cot_max_tokens,
+                                    options=question.options)
+    elif settings.scoring == "logprob":
+        msgs = prompts.messages("mcq_zeroshot", **values)
+        scores = score_options(llm, msgs, letters, calibration=settings.calibration)
+    else:
+        msgs = prompts.messages("mcq_zeroshot", **values)
+        scores = generate_and_parse(llm, msgs, letters, max_tokens=16, options=question.options)
+    tally.count(scores.result)
+    if scores.method == "generate" and settings.prompt == "zeroshot" and settings.scoring == "logprob":
+        # The one-token pass found no letter, so the fallback generated: both calls cost tokens.
+        tally.tokens["llm_calls"] += 1
+    return scores
+
+
+def evidence_block(evidence: Evidence) -> str:
+    if not evidence.citations:
+        return ""
+    return prompts.fill("evidence_block", evidence=evidence.render())
+
+
+def choice_answer(scores: OptionScores, citations: list[Citation], **extra: object) -> Answer:
+    if scores.outcome != "answered":
+        reason = scores.failure.reason if scores.failure else "unparsed"
+        return Answer(outcome="parse_failure", text=scores.text, citations=citations,
+                      metadata={"parse_failure": reason, **extra})
+    return Answer(outcome="answered", choice=scores.choice, text=scores.text, option_scores=dict(scores.probs),
+                  rationale=scores.text if scores.method == "generate" else "", citations=citations,
+                  metadata={"scoring": scores.method, **extra})
+
+
+_CITE = re.compile(r"\[(\d+(?:\s*[,;]\s*\d+)*)\]")
+INSUFFICIENT = "INSUFFICIENT EVIDENCE"
+
+
+def cited_numbers(text: str) -> list[int]:
+    """The passage numbers a free-text answer cites, in first-mention order: [1], [2][3], [1, 4]."""
+    seen: list[int] = []
+    for group in _CITE.findall(text):
+        for n in re.split(r"\s*[,;]\s*", group):
+            if int(n) not in seen:
+                seen.append(int(n))
+    return seen
+
+
+def free_text_answer(llm: LLM, question: Question, evidence: Evidence, settings: ReaderSettings,
+                     tally: Tally, **extra: object) -> Answer:
+    """Free-text mode: an answer from the numbered passages with [n] citations, or an explicit
+    insufficient-evidence outcome. Citations that name no passage are reported, not kept."""
+    if not evidence.citations:
+        return Answer(outcome="insufficient_evidence", text="No passage was retrieved for this question.",
+                      metadata={**extra})
+    msgs = prompts.messages("freetext", evidence=evidence.render(), question=question.question.strip())
+    with tally.stage("read"):
+        text = chat_text(llm, msgs, tally, max_tokens=settings.freetext_max_tokens)
+    by_number = {c.number: c for c in evidence.citations}
+    numbers = cited_numbers(text)
+    cited = [by_number[n] for n in numbers if n in by_number]
+    dangling = [n for n in numbers if n not in by_number]
+    meta = {"dangling_citations": dangling, "passages_shown": len(evidence.citations), **extra}
+    if INSUFFICIENT in text.upper() or not text:
+        return Answer(outcome="insufficient_evidence", text=text, citations=evidence.citations, metadata=meta)
+    if not cited:
+        # An answer that cites nothing is not grounded: say so rather than pass it off as cited.
+        meta["uncited"] = True
+    return Answer(outcome="answered", text=text, citations=cited or evidence.citations, metadata=meta)

@@ -1,0 +1,71 @@
+"""`rag`: the systematic study's pipeline.
+
+Optional keyword reformulation (an EXTRA query, never a replacement) → dense or hybrid
+retrieval (optionally restricted to the top sections) → rerank 150 → 6 → pack ≤ 1,200 tokens →
+zero-shot or chain-of-thought reader. Everything but the reader lives in RetrievalEngine.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+from medground.llm.base import LLM
+from medground.pipelines import prompts
+from medground.pipelines.base import (
+    ReaderSettings,
+    Tally,
+    chat_text,
+    choice_answer,
+    evidence_block,
+    free_text_answer,
+    read_choice,
+)
+from medground.retrieve.engine import RetrievalEngine
+from medground.schema import Answer, Query, Question
+
+
+def clean_keyword_query(text: str, max_words: int = 16) -> str:
+    """The first line of a reformulation, without labels, quotes or list markers."""
+    line = next((ln for ln in text.strip().splitlines() if ln.strip()), "")
+    line = re.sub(r"^\s*(query|search query|keywords)\s*:\s*", "", line, flags=re.IGNORECASE)
+    line = line.strip(" \"'`*-•")
+    return " ".join(line.split()[:max_words])
+
+
+class RagPipeline:
+    name = "rag"
+
+    def __init__(self, llm: LLM, engine: RetrievalEngine, reader: ReaderSettings | None = None,
+                 *, reformulate: bool = False) -> None:
+        self.llm = llm
+        self.engine = engine
+        self.reader = reader or ReaderSettings()
+        self.reformulate = reformulate
+
+    def queries(self, question: Question, tally: Tally) -> list[Query]:
+        queries = [Query(question.question.strip(), "original")]
+        if self.reformulate:
+            with tally.stage("reformulate"):
+                msgs = prompts.messages("reformulate", question=question.question.strip(),
+                                        options=prompts.format_options(question.options))
+                keywords = clean_keyword_query(chat_text(self.llm, msgs, tally, max_tokens=40))
+            if keywords:
+                queries.append(Query(keywords, "keywords"))
+        return queries
+
+    def answer(self, question: Question) -> Answer:
+        started, tally = time.perf_counter(), Tally()
+        queries = self.queries(question, tally)
+        with tally.stage("retrieve"):
+            evidence = self.engine.evidence(queries)
+        for stage, seconds in self.engine.timings.items():
+            tally.timings[f"retrieve.{stage}"] = seconds
+        if not question.is_multiple_choice:
+            answer = free_text_answer(self.llm, question, evidence, self.reader, tally)
+        else:
+            with tally.stage("read"):
+                scores = read_choice(self.llm, question, evidence_block(evidence), self.reader, tally)
+            answer = choice_answer(scores, evidence.citations, evidence_tokens=evidence.token_count)
+        answer.queries = queries
+        return tally.finish(answer, started)

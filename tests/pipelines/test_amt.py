@@ -1,0 +1,91 @@
+from __future__ import annotations
+
+import pytest
+
+from medground.pipelines.amt import AmtPipeline, AmtSettings, vote_totals
+from medground.pipelines.factory import build_pipeline
+from medground.retrieve.engine import RetrievalEngine
+from scripted import ScriptedLLM, confidence_json
+
+
+def test_vote_totals_hand_computed():
+    votes = [{"choice": "B", "confidence": 7}, {"choice": "A", "confidence": 9},
+             {"choice": "B", "confidence": 4}, {"choice": None, "confidence": 0}]
+    # B: 7 + 4 = 11, A: 9 -> B wins although A has the single most confident vote.
+    assert vote_totals(votes) == {"B": 11.0, "A": 9.0}
+
+
+def _engine(chunks, k=4):
+    return RetrievalEngine({"retrievers": ["bm25"], "fusion": None, "top": 8, "final_k": k,
+                            "budget_tokens": 2000}, chunks=chunks, build_if_missing=True)
+
+
+def test_amt_vote_matches_hand_computation(tiny_chunks, mcq):
+    # Per passage the reader is scripted by what the passage is about.
+    def reply(user: str, kwargs: dict) -> str:
+        if "Passage (" in user:
+            if "Isoniazid" in user:
+                return confidence_json({"A": 1, "B": 9, "C": 0, "D": 0}, "B")
+            if "Vitamin C deficiency" in user:
+                return confidence_json({"A": 6, "B": 2, "C": 0, "D": 0}, "A")
+            if "Warfarin" in user:
+                return confidence_json({"A": 1, "B": 1, "C": 5, "D": 0}, "C")
+            return "not json at all"
+        return "rewritten question"
+
+    llm = ScriptedLLM(reply)
+    pipe = AmtPipeline(llm, _engine(tiny_chunks), AmtSettings(augment=False, passages=4))
+    ans = pipe.answer(mcq)
+    votes = ans.metadata["votes"]
+    # BM25 finds only the passages sharing a term with the question (3 of the 8 here).
+    assert 1 <= len(votes) <= 4
+    expected: dict[str, float] = {}
+    for v in votes:
+        if v["choice"]:
+            expected[v["choice"]] = expected.get(v["choice"], 0) + v["confidence"]
+    assert ans.choice == max(expected, key=expected.get)
+    assert ans.option_scores == {x: expected.get(x, 0.0) for x in mcq.options}
+    assert ans.metadata["vote_failures"] == sum(1 for v in votes if v["choice"] is None)
+    # The isoniazid passage is retrieved for this question and votes B with 9.
+    assert expected["B"] >= 9
+    assert ans.outcome == "answered"
+    # One read per passage, no augmentation calls.
+    assert ans.tokens["llm_calls"] == len(votes)
+
+
+def test_amt_all_reads_fail_is_a_parse_failure_not_a_letter(tiny_chunks, mcq):
+    pipe = AmtPipeline(ScriptedLLM(lambda u, k: "{broken"), _engine(tiny_chunks), AmtSettings(augment=False))
+    ans = pipe.answer(mcq)
+    assert ans.outcome == "parse_failure"
+    assert ans.choice is None
+    assert ans.metadata["vote_failures"] == len(ans.metadata["votes"]) > 0
+
+
+def test_amt_augmented_query_is_rewrite_plus_expansion(tiny_chunks, mcq):
+    def reply(user: str, kwargs: dict) -> str:
+        if "precise medical terminology" in user:
+            return "REWRITE pyridoxine isoniazid"
+        if "Explain step by step" in user:
+            return "EXPANSION neuropathy"
+        return confidence_json({"A": 0, "B": 8, "C": 0, "D": 0}, "B")
+
+    ans = AmtPipeline(ScriptedLLM(reply), _engine(tiny_chunks)).answer(mcq)
+    assert [q.kind for q in ans.queries] == ["augmented"]
+    assert ans.queries[0].text == "REWRITE pyridoxine isoniazid EXPANSION neuropathy"
+    assert ans.choice == "B"
+
+
+@pytest.mark.slow
+def test_amt_end_to_end_with_real_model(small_llm, tiny_chunks, mcq):
+    pipe = build_pipeline({"pipeline": "amt", "retrieve": {"retrievers": ["bm25"], "fusion": None, "top": 8,
+                                                            "final_k": 2, "budget_tokens": 2000},
+                           "amt": {"passages": 2, "expand_max_tokens": 32, "rewrite_max_tokens": 24}},
+                          llm=small_llm, engine=_engine(tiny_chunks, k=2))
+    ans = pipe.answer(mcq)
+    assert ans.outcome in {"answered", "parse_failure"}
+    assert len(ans.metadata["votes"]) == 2
+    ids = {c.chunk_id for c in tiny_chunks.iter_chunks()}
+    assert all(c.chunk_id in ids for c in ans.citations)
+    if ans.outcome == "answered":
+        assert ans.choice in mcq.options
+    assert ans.timings["total"] > 0 and ans.tokens["llm_calls"] == 4

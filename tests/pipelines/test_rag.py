@@ -1,0 +1,93 @@
+from __future__ import annotations
+
+import pytest
+
+from medground.pipelines.base import ReaderSettings, cited_numbers
+from medground.pipelines.direct import DirectPipeline
+from medground.pipelines.rag import RagPipeline, clean_keyword_query
+from medground.retrieve.engine import RetrievalEngine
+from medground.schema import Question
+from scripted import ScriptedLLM
+
+
+def _engine(chunks, k=3):
+    return RetrievalEngine({"retrievers": ["bm25"], "fusion": "rrf", "top": 8, "final_k": k},
+                           chunks=chunks, build_if_missing=True)
+
+
+def test_clean_keyword_query():
+    assert clean_keyword_query('Query: "isoniazid neuropathy pyridoxine"\nmore') == "isoniazid neuropathy pyridoxine"
+    assert clean_keyword_query("- a b c", max_words=2) == "a b"
+
+
+def test_cited_numbers():
+    assert cited_numbers("Insulin lowers glucose [2]. It is made in islets [1][2], see [3, 4].") == [2, 1, 3, 4]
+    assert cited_numbers("no citations") == []
+
+
+def test_reformulation_is_an_extra_query(tiny_chunks, mcq):
+    llm = ScriptedLLM(lambda u, k: "Query: isoniazid pyridoxine peripheral neuropathy prevention vitamin")
+    ans = RagPipeline(llm, _engine(tiny_chunks), reformulate=True).answer(mcq)
+    assert [q.kind for q in ans.queries] == ["original", "keywords"]
+    assert ans.queries[0].text == mcq.question
+    assert ans.queries[1].text.startswith("isoniazid pyridoxine")
+    assert any("Isoniazid" in c.text for c in ans.citations)
+    assert ans.choice == "A" and ans.outcome == "answered"
+    assert set(ans.timings) >= {"reformulate", "retrieve", "read", "total"}
+
+
+def test_cot_parse_failure_is_counted_not_defaulted(tiny_chunks, mcq):
+    llm = ScriptedLLM(lambda u, k: "It depends on many things; I cannot say.")
+    ans = RagPipeline(llm, _engine(tiny_chunks), ReaderSettings(prompt="cot")).answer(mcq)
+    assert ans.outcome == "parse_failure" and ans.choice is None
+
+
+def test_cot_answer_is_parsed(tiny_chunks, mcq):
+    llm = ScriptedLLM(lambda u, k: "Isoniazid depletes B6.\nAnswer: B")
+    ans = RagPipeline(llm, _engine(tiny_chunks), ReaderSettings(prompt="cot")).answer(mcq)
+    assert ans.outcome == "answered" and ans.choice == "B"
+
+
+def test_free_text_citations_resolve(tiny_chunks):
+    q = Question(qid="f1", dataset="unit", question="How is isoniazid neuropathy prevented?")
+    llm = ScriptedLLM(lambda u, k: "Give pyridoxine [1]. Also see [9].")
+    ans = RagPipeline(llm, _engine(tiny_chunks)).answer(q)
+    assert ans.outcome == "answered"
+    assert len(ans.citations) == 1 and "Isoniazid" in ans.citations[0].text
+    assert ans.metadata["dangling_citations"] == [9]
+
+
+def test_free_text_insufficient_evidence(tiny_chunks):
+    q = Question(qid="f2", dataset="unit", question="What is the capital of France?")
+    llm = ScriptedLLM(lambda u, k: "INSUFFICIENT EVIDENCE")
+    ans = RagPipeline(llm, _engine(tiny_chunks)).answer(q)
+    assert ans.outcome == "insufficient_evidence"
+
+
+def test_direct_reads_letter_distribution(mcq):
+    ans = DirectPipeline(ScriptedLLM(lambda u, k: "")).answer(mcq)
+    assert ans.choice == "A" and ans.citations == []
+    assert abs(sum(ans.option_scores.values()) - 1) < 1e-9
+    assert ans.option_scores["A"] > ans.option_scores["B"] > ans.option_scores["D"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("prompt", ["zeroshot", "cot"])
+def test_rag_end_to_end_with_real_model(small_llm, tiny_chunks, mcq, prompt):
+    reader = ReaderSettings(prompt=prompt, cot_max_tokens=48)
+    ans = RagPipeline(small_llm, _engine(tiny_chunks), reader, reformulate=True).answer(mcq)
+    assert ans.outcome in {"answered", "parse_failure"}
+    ids = {c.chunk_id for c in tiny_chunks.iter_chunks()}
+    assert ans.citations and all(c.chunk_id in ids for c in ans.citations)
+    if prompt == "zeroshot":
+        assert ans.outcome == "answered" and abs(sum(ans.option_scores.values()) - 1) < 1e-6
+    assert ans.tokens["prompt"] > 0
+
+
+@pytest.mark.slow
+def test_direct_and_free_text_with_real_model(small_llm, tiny_chunks, mcq):
+    assert DirectPipeline(small_llm).answer(mcq).choice in mcq.options
+    q = Question(qid="f3", dataset="unit", question="What does warfarin inhibit?")
+    ans = RagPipeline(small_llm, _engine(tiny_chunks), ReaderSettings(freetext_max_tokens=48)).answer(q)
+    assert ans.outcome in {"answered", "insufficient_evidence"}
+    assert ans.citations
