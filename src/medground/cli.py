@@ -26,6 +26,8 @@ _GROUPS: list[tuple[str, str, str, str]] = [
 # Single commands (module, attribute, name): their module holds one typer app with one command.
 _COMMANDS: list[tuple[str, str, str]] = [
     ("medground.retrieve.commands", "app", "search"),
+    ("medground.pipelines.commands", "ask_app", "ask"),
+    ("medground.pipelines.commands", "demo_app", "demo"),
     ("medground.eval.commands", "eval_app", "eval"),
     ("medground.eval.commands", "sweep_app", "sweep"),
     ("medground.eval.commands", "report_app", "report"),
@@ -58,7 +60,11 @@ for _module, _attr, _name in _COMMANDS:
 
 @app.callback()
 def _main(verbose: bool = typer.Option(False, "--verbose", "-v", help="Log progress details.")) -> None:
-    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    level = logging.INFO if verbose else logging.WARNING
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    # bm25s sets its own logger to DEBUG; keep library chatter at our level.
+    for name in ("bm25s", "httpx", "sentence_transformers", "faiss"):
+        logging.getLogger(name).setLevel(level)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,0 +1,143 @@
+"""`medground ask` and `medground demo`: a question in, an answer with its cited passages out."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.panel import Panel
+from rich.table import Table
+
+from medground.schema import Answer, Question
+
+ask_app = typer.Typer(add_completion=False)
+demo_app = typer.Typer(add_completion=False)
+console = Console()
+
+CONFIGS = Path(__file__).resolve().parents[3] / "configs" / "pipelines"
+
+
+def parse_options(pairs: list[str]) -> dict[str, str]:
+    """["A=Vitamin C", "B=Vitamin B6"] → {"A": "Vitamin C", "B": "Vitamin B6"}."""
+    options: dict[str, str] = {}
+    for pair in pairs:
+        letter, sep, text = pair.partition("=")
+        if not sep or not letter.strip() or not text.strip():
+            raise typer.BadParameter(f"expected LETTER=TEXT, got {pair!r}", param_hint="--option")
+        options[letter.strip().upper()] = text.strip()
+    return options
+
+
+def answer_dict(answer: Answer) -> dict:
+    d = asdict(answer)
+    d["citations"] = [{**asdict(c), "label": c.label} for c in answer.citations]
+    return d
+
+
+def print_answer(question: Question, answer: Answer) -> None:
+    if question.options:
+        head = f"[bold]{answer.choice}[/bold]. {question.options.get(answer.choice or '', '')}" \
+            if answer.choice else f"[red]no answer ({answer.outcome})[/red]"
+    else:
+        head = answer.text if answer.outcome == "answered" else f"[yellow]{answer.outcome}[/yellow]: {answer.text}"
+    console.print(Panel(head, title=question.question[:100], subtitle=f"outcome: {answer.outcome}"))
+    if answer.option_scores:
+        t = Table("option", "score", "text", title="Option scores")
+        for letter, score in answer.option_scores.items():
+            t.add_row(letter, f"{score:.3f}", question.options.get(letter, ""))
+        console.print(t)
+    if answer.rationale and question.options:
+        console.print(Panel(answer.rationale, title="Reasoning"))
+    if answer.queries:
+        console.print("[dim]queries:[/dim] " + " | ".join(f"{q.kind}: {q.text[:80]}" for q in answer.queries))
+    if answer.citations:
+        t = Table("#", "source (book / chapter / section)", "passage", title="Cited evidence", show_lines=True)
+        for c in answer.citations:
+            t.add_row(str(c.number), c.label, c.text[:300] + ("…" if len(c.text) > 300 else ""))
+        console.print(t)
+    timing = ", ".join(f"{k} {v:.1f}s" for k, v in answer.timings.items() if "." not in k)
+    console.print(f"[dim]{timing}; tokens {answer.tokens}[/dim]")
+
+
+def _load_config(pipeline: str, config: Optional[Path], model: Optional[str]):
+    from medground.pipelines.config import load_pipeline_config, pipeline_config
+
+    cfg = load_pipeline_config(config) if config else (
+        load_pipeline_config(CONFIGS / f"{pipeline}.yaml") if (CONFIGS / f"{pipeline}.yaml").exists()
+        else pipeline_config({"pipeline": pipeline}))
+    if model:
+        cfg = cfg.model_copy(update={"llm": cfg.llm.model_copy(update={"model": model})})
+    return cfg
+
+
+@ask_app.command()
+def ask(
+    question: str = typer.Argument(..., help="The question."),
+    option: list[str] = typer.Option([], "--option", "-o", help="A multiple-choice option as LETTER=TEXT (repeat)."),
+    pipeline: str = typer.Option("rag", help="direct | rag | amt | imedrag (ignored with --config)."),
+    config: Optional[Path] = typer.Option(None, help="A pipeline YAML config."),
+    model: Optional[str] = typer.Option(None, help="Override the LLM (catalog name or GGUF path)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the Answer as JSON."),
+) -> None:
+    """Answer a question with the chosen pipeline and print the cited passages."""
+    from medground.configio import ConfigError
+    from medground.pipelines.factory import build_pipeline
+
+    if not question.strip():
+        raise typer.BadParameter("the question is empty", param_hint="QUESTION")
+    try:
+        cfg = _load_config(pipeline, config, model)
+    except ConfigError as exc:
+        console.print(f"[red]{exc}[/red]")
+        raise typer.Exit(2) from None
+    q = Question(qid="cli", dataset="cli", question=question, options=parse_options(option))
+    answer = build_pipeline(cfg).answer(q)
+    if as_json:
+        typer.echo(json.dumps({"question": asdict(q), "config": cfg.model_dump(mode="json"),
+                               "answer": answer_dict(answer)}, indent=2, default=str))
+    else:
+        print_answer(q, answer)
+
+
+DEMO_QUESTIONS = [
+    Question(qid="demo-free", dataset="demo",
+             question="Why should a client taking isoniazid also receive pyridoxine (vitamin B6)?"),
+    Question(qid="demo-mcq", dataset="demo",
+             question="Which electrolyte disturbance increases the risk of digoxin toxicity?",
+             options={"A": "Hyperkalemia", "B": "Hypokalemia", "C": "Hypernatremia", "D": "Hypercalcemia"},
+             answer="B"),
+]
+
+
+@demo_app.command()
+def demo(
+    data: Optional[Path] = typer.Option(None, help="Data directory (default ../shared/data or $MEDGROUND_DATA)."),
+    model: Optional[str] = typer.Option(None, help="LLM for the demo (default: the config's, qwen2.5-coder-1.5b)."),
+    question: Optional[str] = typer.Option(None, help="Ask this instead of the built-in questions."),
+) -> None:
+    """Ingest the six shared textbooks, build the BM25 index, and answer questions with citations."""
+    from medground.corpus.ingest import ingest, source_set
+    from medground.index.store import ChunkStore
+    from medground.paths import data_root
+    from medground.pipelines.factory import build_pipeline
+
+    root = data_root(data)
+    console.rule("1. Ingest the textbooks (a no-op when unchanged)")
+    store = ChunkStore.default()
+    t = time.perf_counter()
+    report = ingest(store, source_set("textbooks", root))
+    console.print(f"{report.ingested} books ingested, {report.unchanged} unchanged, "
+                  f"{store.count()} chunks in {store.path if hasattr(store, 'path') else 'the store'} "
+                  f"({time.perf_counter() - t:.1f}s)")
+    console.rule("2. Retrieval index and model (built or pulled on first use)")
+    cfg = _load_config("demo", None, model)
+    pipe = build_pipeline(cfg)
+    questions = [Question(qid="demo-user", dataset="demo", question=question)] if question else DEMO_QUESTIONS
+    for i, q in enumerate(questions, 3):
+        console.rule(f"{i}. Ask")
+        print_answer(q, pipe.answer(q))
