@@ -42,3 +42,20 @@ def test_shipped_configs_load():
 def test_build_pipeline_from_config(tiny_chunks):
     pipe = build_pipeline({"pipeline": "direct", "name": "closed-book"}, llm=ScriptedLLM(lambda u, k: ""))
     assert pipe.name == "closed-book"
+
+
+def test_every_run_of_the_shipped_sweeps_is_a_valid_pipeline_config():
+    from pathlib import Path
+
+    from medground.eval.sweep import expand, load_sweep
+
+    grids = sorted(Path(__file__).resolve().parents[2].joinpath("configs", "sweeps").glob("*.yaml"))
+    assert grids
+    for grid in grids:
+        runs = expand(load_sweep(grid))
+        assert runs, grid
+        for spec in runs:
+            cfg = pipeline_config(spec.config, source=f"{grid.name}:{spec.name}")
+            assert cfg.pipeline in {"direct", "rag"}
+    study = expand(load_sweep(grids[[g.name for g in grids].index("study.yaml")]))
+    assert sum(1 for s in study if s.config["pipeline"] == "rag") == 40
