@@ -1,0 +1,171 @@
+"""BM25 over chunks with bm25s (sparse precomputed scores, memory-mapped when loaded)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import bm25s
+import numpy as np
+
+from medground.index.fingerprint import (
+    ChunkSource,
+    IndexFingerprint,
+    IndexNotFoundError,
+    default_chunk_source,
+    index_dir,
+    to_passages,
+)
+from medground.index.text import BM25Settings, MedicalTokenizer, build_vocab
+from medground.registry import register
+from medground.retrieve.base import check_query
+from medground.schema import Chunk, Passage
+
+log = logging.getLogger(__name__)
+
+_IDS_FILE = "chunk_ids.json"
+_MODEL_DIR = "bm25s"
+
+
+class BM25Index:
+    """A bm25s model plus the chunk id of each row. Build once, save, load memory-mapped."""
+
+    kind = "bm25"
+
+    def __init__(self, model: bm25s.BM25, chunk_ids: list[str], settings: BM25Settings,
+                 fingerprint: IndexFingerprint):
+        self.model = model
+        self.chunk_ids = chunk_ids
+        self.settings = settings
+        self.fingerprint = fingerprint
+        self.tokenizer = MedicalTokenizer(settings)
+
+    def __len__(self) -> int:
+        return len(self.chunk_ids)
+
+    @classmethod
+    def build(cls, chunks: Iterable[Chunk], settings: BM25Settings | None = None, *,
+              chunks_fingerprint: str | None = None, corpora: Sequence[str] | None = None,
+              show_progress: bool = False) -> BM25Index:
+        settings = settings or BM25Settings()
+        tokenizer = MedicalTokenizer(settings)
+        chunk_ids: list[str] = []
+        token_lists: list[list[str]] = []
+        for c in chunks:
+            chunk_ids.append(c.chunk_id)
+            # Title and section path are part of what a chunk is about.
+            token_lists.append(tokenizer.tokenize(f"{c.title} {' '.join(c.section_path)} {c.text}"))
+        if not chunk_ids:
+            raise ValueError("cannot build a BM25 index from zero chunks")
+        ids, vocab = build_vocab(token_lists)
+        model = bm25s.BM25(k1=settings.k1, b=settings.b, delta=settings.delta, method=settings.method,
+                           backend=settings.backend)
+        model.index(bm25s.tokenization.Tokenized(ids=ids, vocab=vocab), show_progress=show_progress)
+        fp = IndexFingerprint(kind=cls.kind, settings=settings.index_fields(), chunks=chunks_fingerprint,
+                              chunk_count=len(chunk_ids), corpora=list(corpora) if corpora else None)
+        return cls(model, chunk_ids, settings, fp)
+
+    def save(self, directory: Path | str) -> Path:
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        self.model.save(str(directory / _MODEL_DIR), show_progress=False)
+        (directory / _IDS_FILE).write_text(json.dumps(self.chunk_ids))
+        self.fingerprint.write(directory)  # written last: its presence marks a complete index
+        return directory
+
+    @classmethod
+    def load(cls, directory: Path | str, settings: BM25Settings | None = None, *,
+             chunks_fingerprint: str | None = None, chunk_count: int | None = None,
+             mmap: bool = True) -> BM25Index:
+        """Load, refusing (StaleIndexError) an index built with other settings or chunks."""
+        directory = Path(directory)
+        settings = settings or BM25Settings()
+        stored = IndexFingerprint.read(directory)
+        stored.check(IndexFingerprint(kind=cls.kind, settings=settings.index_fields(),
+                                      chunks=chunks_fingerprint, chunk_count=chunk_count), directory)
+        model = bm25s.BM25.load(str(directory / _MODEL_DIR), mmap=mmap, show_progress=False,
+                                backend=settings.backend)
+        chunk_ids = json.loads((directory / _IDS_FILE).read_text())
+        return cls(model, chunk_ids, settings, stored)
+
+    def top_k(self, token_lists: list[list[str]], k: int, *, weight_mask: np.ndarray | None = None,
+              n_threads: int | None = None) -> list[tuple[list[str], list[float]]]:
+        """Per query: chunk ids and scores, best first; documents scoring 0 are left out."""
+        k = min(k, len(self.chunk_ids))
+        if not token_lists or k <= 0:
+            return [([], []) for _ in token_lists]
+        threads = self.settings.n_threads if n_threads is None else n_threads
+        if len(token_lists) == 1:
+            threads = 0  # a thread pool costs more than one query
+        docs, scores = self.model.retrieve(
+            token_lists, k=k, show_progress=False, n_threads=threads, weight_mask=weight_mask)
+        out = []
+        for row_docs, row_scores in zip(docs, scores):
+            keep = row_scores > 0
+            out.append(([self.chunk_ids[i] for i in row_docs[keep]], row_scores[keep].tolist()))
+        return out
+
+    def mask_for(self, chunk_ids: Iterable[str]) -> np.ndarray:
+        """A bm25s weight mask that keeps only ``chunk_ids``."""
+        if not hasattr(self, "_row_of"):
+            self._row_of = {cid: i for i, cid in enumerate(self.chunk_ids)}
+        mask = np.zeros(len(self.chunk_ids), dtype=np.float32)
+        rows = [self._row_of[c] for c in chunk_ids if c in self._row_of]
+        mask[rows] = 1.0
+        return mask
+
+
+class BM25Retriever:
+    """Retriever protocol over a BM25Index; chunks are looked up in ``chunks`` at query time."""
+
+    name = "bm25"
+
+    def __init__(self, index: BM25Index, chunks: ChunkSource):
+        self.index = index
+        self.chunks = chunks
+
+    def _tokens(self, query: str) -> list[str]:
+        return self.index.tokenizer.tokenize(check_query(query))
+
+    def search(self, query: str, k: int = 10) -> list[Passage]:
+        return self.batch_search([query], k)[0]
+
+    def batch_search(self, queries: Sequence[str], k: int = 10) -> list[list[Passage]]:
+        tokens = [self._tokens(q) for q in queries]
+        return [to_passages(self.chunks, ids, scores, self.name)
+                for ids, scores in self.index.top_k(tokens, k)]
+
+    def search_within(self, query: str, k: int, chunk_ids: Iterable[str]) -> list[Passage]:
+        """Search restricted to ``chunk_ids`` (section filtering) with a bm25s weight mask."""
+        mask = self.index.mask_for(chunk_ids)
+        ids, scores = self.index.top_k([self._tokens(query)], k, weight_mask=mask)[0]
+        return to_passages(self.chunks, ids, scores, self.name)
+
+
+def open_bm25(settings: BM25Settings | None = None, *, chunks: ChunkSource | None = None,
+              corpora: Sequence[str] | None = None, directory: Path | str | None = None,
+              build_if_missing: bool = False) -> BM25Retriever:
+    """Load the persisted BM25 index for ``chunks`` (default: the chunk store), checking it is
+    current; build and save it when missing and ``build_if_missing``."""
+    settings = settings or BM25Settings()
+    chunks = chunks if chunks is not None else default_chunk_source()
+    directory = Path(directory) if directory else index_dir("bm25", corpora)
+    fp = chunks.fingerprint(corpora)
+    try:
+        index = BM25Index.load(directory, settings, chunks_fingerprint=fp)
+    except IndexNotFoundError:
+        if not build_if_missing:
+            raise IndexNotFoundError(
+                f"no BM25 index at {directory}; build it with `medground index build --retrievers bm25`"
+            ) from None
+        log.info("building BM25 index at %s", directory)
+        index = BM25Index.build(chunks.iter_chunks(corpora), settings, chunks_fingerprint=fp, corpora=corpora)
+        index.save(directory)
+    return BM25Retriever(index, chunks)
+
+
+@register("retriever", "bm25")
+def make_bm25(settings: BM25Settings | None = None, **kwargs) -> BM25Retriever:
+    return open_bm25(settings, **kwargs)

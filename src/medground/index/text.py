@@ -1,0 +1,117 @@
+"""Tokenizer for lexical retrieval over medical text.
+
+Medical text is full of hyphenated terms ("beta-blocker", "ACE-inhibitor") and doses
+("2.5 mg", "10mg"). A query may spell either form, so both are indexed: the whole
+hyphenated term and its parts; a number glued to its unit and the two apart.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Literal
+
+import bm25s.stopwords
+from pydantic import BaseModel, ConfigDict, Field
+
+# A word: letters/digits (any script), with decimals kept ("2.5", "1,000"), joined by hyphens.
+_WORD = r"[^\W_]+(?:[.,]\d+)*"
+_TOKEN_RE = re.compile(rf"{_WORD}(?:-{_WORD})*")
+_NUM_UNIT_RE = re.compile(r"^(\d+(?:\.\d+)?)([a-zµμ]+)$")
+_CJK_RE = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_MAX_CACHED_WORDS = 1_000_000
+_STOPWORDS = {"en": frozenset(bm25s.stopwords.STOPWORDS_EN)}
+
+
+class BM25Settings(BaseModel):
+    """Lexical retrieval settings. Everything except ``n_threads`` shapes the index."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    k1: float = Field(1.5, gt=0)
+    b: float = Field(0.75, ge=0, le=1)
+    delta: float = Field(0.5, ge=0, description="only for bm25l / bm25+")
+    method: Literal["lucene", "robertson", "atire", "bm25l", "bm25+"] = "lucene"
+    stemmer: Literal["english"] | None = "english"
+    stopwords: Literal["en"] | None = "en"
+    split_hyphens: bool = True  # also index the parts of "beta-blocker"
+    split_units: bool = True  # also index "10" and "mg" for "10mg"
+    n_threads: int = Field(1, ge=0, description="threads for batch retrieval (0 = sequential)")
+    # numba: ~3x faster scoring, but the first query pays a JIT compile of several seconds
+    # (worth it for batch evaluation, not for one interactive question); needs `numba`.
+    backend: Literal["numpy", "numba"] = "numpy"
+
+    def index_fields(self) -> dict:
+        return self.model_dump(mode="json", exclude={"n_threads", "backend"})
+
+
+class MedicalTokenizer:
+    """Text → list of terms. Deterministic and picklable; stemming via PyStemmer (Snowball)."""
+
+    def __init__(self, settings: BM25Settings | None = None):
+        self.settings = settings or BM25Settings()
+        self._stopwords = _STOPWORDS[self.settings.stopwords] if self.settings.stopwords else frozenset()
+        self._stemmer = None
+        self._stems: dict[str, str] = {}
+        self._words: dict[str, list[str]] = {}
+        if self.settings.stemmer:
+            import Stemmer  # PyStemmer
+
+            self._stemmer = Stemmer.Stemmer(self.settings.stemmer)
+
+    def _stem(self, word: str) -> str:
+        if self._stemmer is None or not word.isalpha():
+            return word
+        stem = self._stems.get(word)
+        if stem is None:  # a corpus has far fewer distinct words than tokens: memoize
+            stem = self._stems[word] = self._stemmer.stemWord(word)
+        return stem
+
+    def _pieces(self, word: str) -> list[str]:
+        """A hyphen-free word → itself, plus number and unit when glued ("10mg")."""
+        if _CJK_RE.search(word):  # no spaces between CJK words: index characters
+            return [ch for ch in word if not ch.isspace()]
+        out = [word]
+        if self.settings.split_units:
+            m = _NUM_UNIT_RE.match(word)
+            if m:
+                out.extend(m.groups())
+        return out
+
+    def _word_terms(self, raw: str) -> list[str]:
+        """Terms of one regex match (a word, possibly hyphenated)."""
+        terms: list[str] = []
+        parts = [p for p in raw.replace(",", "").split("-") if p]  # "1,000" == "1000"
+        if len(parts) > 1:
+            terms.append("-".join(self._stem(p) for p in parts))
+            if not self.settings.split_hyphens:
+                return terms
+        for part in parts:
+            for piece in self._pieces(part):
+                if piece not in self._stopwords:
+                    terms.append(self._stem(piece))
+        return terms
+
+    def tokenize(self, text: str) -> list[str]:
+        terms: list[str] = []
+        cache = self._words
+        for raw in _TOKEN_RE.findall(text.lower()):
+            got = cache.get(raw)
+            if got is None:  # words repeat: each distinct one is analysed once
+                if len(cache) > _MAX_CACHED_WORDS:
+                    cache.clear()
+                got = cache[raw] = self._word_terms(raw)
+            terms.extend(got)
+        return terms
+
+    def tokenize_many(self, texts: Iterable[str]) -> list[list[str]]:
+        return [self.tokenize(t) for t in texts]
+
+
+def build_vocab(token_lists: Iterable[list[str]]) -> tuple[list[list[int]], dict[str, int]]:
+    """Token lists → (id lists, vocab) as bm25s takes them pre-tokenized."""
+    vocab: dict[str, int] = {}
+    ids: list[list[int]] = []
+    for tokens in token_lists:
+        ids.append([vocab.setdefault(t, len(vocab)) for t in tokens])
+    return ids, vocab
