@@ -1,0 +1,76 @@
+"""Local llama.cpp backend through xllamacpp: the llama.cpp server in-process, OpenAI chat JSON.
+
+``Server.handle_chat_completions(body)`` takes and returns the same JSON as an OpenAI-compatible
+HTTP server, so this backend shares request building, parsing and caching with the remote one.
+Loaded models are shared per process: two LocalLLMs with the same model and runtime settings
+use one llama.cpp server (tests and rerankers would otherwise load the weights twice).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from medground.llm.base import LLMRequestError, LLMSettings, free_cores
+from medground.llm.client import BaseLLM
+from medground.llm.models import model_fingerprint, resolve_model
+from medground.registry import register
+
+_SERVERS: dict[tuple, Any] = {}
+_SERVERS_LOCK = threading.Lock()
+
+
+def _server(path: str, n_ctx: int, threads: int, parallel: int, ram_cache_mib: int) -> Any:
+    try:
+        import xllamacpp
+    except ImportError as exc:  # the [llm] extra is missing
+        raise ImportError("the local LLM backend needs xllamacpp: pip install 'medground[llm]'") from exc
+    key = (path, n_ctx, threads, parallel, ram_cache_mib)
+    with _SERVERS_LOCK:
+        if key not in _SERVERS:
+            p = xllamacpp.CommonParams()
+            p.model.path = path
+            p.n_parallel = parallel
+            p.n_ctx = n_ctx * parallel  # llama.cpp splits n_ctx across slots
+            p.cpuparams.n_threads = threads
+            p.cpuparams_batch.n_threads = threads
+            # llama.cpp keeps old prompts' KV in RAM (8 GiB by default): bounded on shared machines.
+            p.cache_ram_mib = ram_cache_mib
+            p.use_jinja = True  # the GGUF's own chat template, with tools support where it has any
+            p.warmup = False
+            p.verbosity = -1  # llama.cpp logs to stderr otherwise, per token batch
+            _SERVERS[key] = xllamacpp.Server(p)
+        return _SERVERS[key]
+
+
+class LocalLLM(BaseLLM):
+    backend = "local"
+
+    def __init__(self, settings: LLMSettings):
+        path = resolve_model(settings.model, settings.models_dir)
+        super().__init__(settings, model_id=str(path), fingerprint=model_fingerprint(path, settings.models_dir))
+        self.path = path
+        self.threads = settings.threads or free_cores()
+        self._server = _server(str(path), settings.n_ctx, self.threads, settings.concurrency(),
+                               1024 if settings.prompt_cache else 0)
+
+    def _prepare(self, body: dict[str, Any]) -> dict[str, Any]:
+        body.setdefault("cache_prompt", self.settings.prompt_cache)
+        return body
+
+    def _send(self, body: dict[str, Any]) -> dict[str, Any]:
+        payload = self._server.handle_chat_completions(body)
+        if not isinstance(payload, dict):
+            raise LLMRequestError(f"{self.name}: llama.cpp returned {type(payload).__name__}, expected a dict")
+        if "error" in payload:
+            err = payload["error"]
+            msg = err.get("message") if isinstance(err, dict) else err
+            raise LLMRequestError(f"{self.name}: llama.cpp rejected the request: {msg}",
+                                  status=err.get("code") if isinstance(err, dict) else None)
+        return payload
+
+
+@register("llm", "local")
+def make_local(settings: LLMSettings | None = None, **kwargs: Any) -> LocalLLM:
+    settings = settings or LLMSettings(backend="local", **kwargs)
+    return LocalLLM(settings)

@@ -1,0 +1,227 @@
+"""Multiple-choice answers: letter log-probabilities in one forward pass, or generate-then-parse.
+
+Scoring reads the top alternatives of the first generated token and collects every variant of
+an option letter ("A", " A", "(A", "A." ...). Parsing is strict: a recognised pattern or an
+explicit ParseFailure, never eval() and never a default letter.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Literal
+
+from medground.llm.base import LLM, ChatResult, Message
+
+DEFAULT_SYSTEM = "You are a medical expert. Answer the multiple-choice question."
+_STRIP = " \t\n\r()[]{}*:.,\"'`"
+
+
+@dataclass(slots=True)
+class ParseFailure:
+    reason: str
+    text: str
+
+
+@dataclass(slots=True)
+class OptionScores:
+    outcome: Literal["answered", "parse_failure"]
+    choice: str | None
+    probs: dict[str, float] = field(default_factory=dict)  # over the option letters, sums to 1
+    logprobs: dict[str, float] = field(default_factory=dict)  # raw (uncalibrated) per letter
+    method: Literal["logprob", "generate"] = "logprob"
+    missing: list[str] = field(default_factory=list)  # letters absent from the top alternatives
+    letter_mass: float = 0.0  # probability the model put on any option letter at all
+    text: str = ""
+    failure: ParseFailure | None = None
+    result: ChatResult | None = None
+
+
+@dataclass(slots=True)
+class ParseCounter:
+    """Counts outcomes so a report can say how often parsing failed."""
+
+    total: int = 0
+    failures: int = 0
+    reasons: dict[str, int] = field(default_factory=dict)
+
+    def add(self, outcome: str | ParseFailure | OptionScores) -> None:
+        self.total += 1
+        failure = outcome if isinstance(outcome, ParseFailure) else getattr(outcome, "failure", None)
+        if failure is not None:
+            self.failures += 1
+            self.reasons[failure.reason] = self.reasons.get(failure.reason, 0) + 1
+
+
+def mcq_messages(question: str, options: dict[str, str], *, context: str = "", system: str = DEFAULT_SYSTEM,
+                 instruction: str = "Answer with the letter of the correct option only.") -> list[Message]:
+    """A plain prompt whose natural first answer token is the option letter."""
+    opts = "\n".join(f"{k}. {v}" for k, v in options.items())
+    ctx = f"Context:\n{context.strip()}\n\n" if context.strip() else ""
+    user = f"{ctx}Question: {question.strip()}\n\nOptions:\n{opts}\n\n{instruction}"
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+# --- log-probability scoring ----------------------------------------------------------------
+def token_label(token: str, labels: list[str], *, case_sensitive: bool = True) -> str | None:
+    """The label a token spells, ignoring spaces and bracket/punctuation around it."""
+    core = token.strip(_STRIP)
+    if not case_sensitive:
+        core = core.lower()
+        labels = [label.lower() for label in labels]
+    return core if core in labels else None
+
+
+def label_logprobs(top: list[tuple[str, float]], labels: list[str], *,
+                   case_sensitive: bool = True) -> dict[str, float]:
+    """log P(label) summed (log-sum-exp) over the token variants found among the alternatives."""
+    acc: dict[str, list[float]] = {}
+    for token, lp in top:
+        lab = token_label(token, labels, case_sensitive=case_sensitive)
+        if lab is not None:
+            acc.setdefault(lab, []).append(lp)
+    return {lab: _logsumexp(v) for lab, v in acc.items()}
+
+
+def _logsumexp(values: list[float]) -> float:
+    m = max(values)
+    return m + math.log(sum(math.exp(v - m) for v in values))
+
+
+def normalise(logprobs: dict[str, float]) -> dict[str, float]:
+    """Softmax over the given letters."""
+    if not logprobs:
+        return {}
+    m = max(logprobs.values())
+    exp = {k: math.exp(v - m) for k, v in logprobs.items()}
+    z = sum(exp.values())
+    return {k: v / z for k, v in exp.items()}
+
+
+def scores_from_result(result: ChatResult, letters: list[str], calibration: dict[str, float] | None = None
+                       ) -> OptionScores | None:
+    """Letter distribution from a 1-token result; None when no option letter is among the alternatives."""
+    top = result.first_top
+    found = label_logprobs(top, letters)
+    if not found:
+        return None
+    floor = min(lp for _, lp in top)  # letters outside the top-k got at most this
+    missing = [x for x in letters if x not in found]
+    raw = {x: found.get(x, floor) for x in letters}
+    adjusted = {x: raw[x] - (calibration or {}).get(x, 0.0) for x in letters}
+    probs = normalise(adjusted)
+    choice = max(letters, key=lambda x: probs[x])
+    return OptionScores(outcome="answered", choice=choice, probs=probs, logprobs=raw, method="logprob",
+                        missing=missing, letter_mass=sum(math.exp(found[x]) for x in found), text=result.text,
+                        result=result)
+
+
+def score_options(llm: LLM, messages: list[Message], letters: list[str], *, top_logprobs: int = 20,
+                  calibration: dict[str, float] | None = None, fallback_max_tokens: int = 16) -> OptionScores:
+    """Score option letters from one forward pass; generate-then-parse when no letter shows up.
+
+    ``calibration``: per-letter mean log-probability to subtract (see ``calibrate``), which removes
+    a model's preference for a letter regardless of content.
+    """
+    _check_letters(letters)
+    result = llm.chat(messages, max_tokens=1, temperature=0.0, top_logprobs=top_logprobs)
+    scores = scores_from_result(result, letters, calibration)
+    if scores is not None:
+        return scores
+    return generate_and_parse(llm, messages, letters, max_tokens=fallback_max_tokens)
+
+
+def calibrate(llm: LLM, letters: list[str], prompts: list[list[Message]] | None = None, *,
+              top_logprobs: int = 20) -> dict[str, float]:
+    """Mean log-probability of each letter over calibration prompts (default: content-free "N/A")."""
+    _check_letters(letters)
+    if prompts is None:
+        prompts = [mcq_messages("N/A", {x: "N/A" for x in letters})]
+    sums = {x: 0.0 for x in letters}
+    n = 0
+    for messages in prompts:
+        result = llm.chat(messages, max_tokens=1, temperature=0.0, top_logprobs=top_logprobs)
+        top = result.first_top
+        if not top:
+            raise ValueError(f"{llm.name} returned no log-probabilities; calibration needs them")
+        found = label_logprobs(top, letters)
+        floor = min(lp for _, lp in top)
+        for x in letters:
+            sums[x] += found.get(x, floor)
+        n += 1
+    if n == 0:
+        raise ValueError("calibrate needs at least one prompt")
+    return {x: s / n for x, s in sums.items()}
+
+
+def generate_and_parse(llm: LLM, messages: list[Message], letters: list[str], *, max_tokens: int = 16,
+                       options: dict[str, str] | None = None) -> OptionScores:
+    """Generate a short (or chain-of-thought) answer and parse the chosen letter strictly."""
+    _check_letters(letters)
+    result = llm.chat(messages, max_tokens=max_tokens, temperature=0.0)
+    parsed = parse_choice(result.text, letters, options=options)
+    if isinstance(parsed, ParseFailure):
+        return OptionScores(outcome="parse_failure", choice=None, method="generate", text=result.text,
+                            failure=parsed, result=result)
+    return OptionScores(outcome="answered", choice=parsed, probs={x: float(x == parsed) for x in letters},
+                        method="generate", text=result.text, result=result)
+
+
+def _check_letters(letters: list[str]) -> None:
+    if not letters or len(set(letters)) != len(letters) or not all(isinstance(x, str) and x for x in letters):
+        raise ValueError(f"letters must be distinct non-empty strings, got {letters!r}")
+
+
+# --- strict parsing -------------------------------------------------------------------------
+def parse_choice(text: str, letters: list[str], *, options: dict[str, str] | None = None) -> str | ParseFailure:
+    """The option letter a model's output commits to, or a ParseFailure saying why not.
+
+    Tried in order (the last explicit statement wins, since chain-of-thought mentions options
+    before concluding): "answer is/Answer: X", "option X", a line that is only "X"/"(X)"/"X.",
+    the output's final token, the output starting with "X." / "X)", and the option text itself.
+    """
+    _check_letters(letters)
+    if not isinstance(text, str) or not text.strip():
+        return ParseFailure("empty", text or "")
+    L = "|".join(re.escape(x) for x in sorted(letters, key=len, reverse=True))
+    clean = text.replace("**", "").replace("__", "")
+    letter = rf"[\(\[]?\s*({L})\s*[\)\]]?(?=$|[\s.,;:!?)\]])"
+    tiers = [
+        # "Answer: B", "The answer is (C).", "final answer: D", "answer would be A"
+        rf"answer\s*(?:is|would be|should be|:|=|-)?\s*(?:option\s*|choice\s*)?:?\s*{letter}",
+        # "the correct option is B", "best choice: (D)"
+        rf"(?:correct|right|best)\s+(?:option|choice)\s*(?:is|:|=)?\s*{letter}",
+    ]
+    for pat in tiers:
+        matches = [m for m in re.finditer(pat, clean, flags=re.IGNORECASE) if m.group(1) in letters]
+        if matches:
+            last = matches[-1]
+            if re.match(rf"\s*(?:or|and|/|,)\s*[\(\[]?({L})\b", clean[last.end():]):
+                return ParseFailure("ambiguous", text)  # "Answer: A or B"
+            return last.group(1)
+    lines = [ln.strip() for ln in clean.strip().splitlines() if ln.strip()]
+    for ln in reversed(lines):
+        m = re.fullmatch(rf"[\(\[]?({L})[\)\]]?[.:]?", ln)
+        if m:
+            return m.group(1)
+    # "A. Aspirin" / "(B) ..." / "C) ..." at the very start (the model echoed the option)
+    m = re.match(rf"\s*[\(\[]?({L})(?:[\)\]]|[.:](?:\s|$))", clean)
+    if m:
+        return m.group(1)
+    # "... so it is B." - a lone capital letter as the final word ("I"/"a" are words, not options)
+    m = re.search(rf"(?:^|\s)[\(\[]?({L})[\)\]]?[.!]?\s*$", clean)
+    if m and m.group(1) not in {"a", "I"}:
+        return m.group(1)
+    if options:
+        norm = _norm(clean)
+        matched = [k for k, v in options.items() if k in letters and _norm(v) and _norm(v) in norm]
+        if len(matched) == 1:
+            return matched[0]
+        if len(matched) > 1:
+            return ParseFailure("ambiguous option text", text)
+    return ParseFailure("no option letter", text)
+
+
+def _norm(s: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"[^\w\s]", " ", s.lower())).strip()
