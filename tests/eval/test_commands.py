@@ -1,7 +1,7 @@
 import json
 from pathlib import Path
 
-from eval_fakes import make_questions
+from .eval_fakes import make_questions
 from typer.testing import CliRunner
 
 from medground.eval import commands
@@ -38,7 +38,7 @@ def test_eval_with_factory_then_report(tmp_path, monkeypatch):
     cfg.write_text("pipeline: rag\nskill: 1.0\n")
     runs = tmp_path / "runs"
     args = ["eval", "-d", "medqa-jsonl", "--path", str(data), "-p", str(cfg), "-n", "8", "--runs-dir", str(runs),
-            "--factory", "eval_fakes:make_fake", "--json"]
+            "--factory", "eval.eval_fakes:make_fake", "--json"]
     res = runner.invoke(app, args)
     assert res.exit_code == 0, res.output
     (summary,) = json.loads(res.output)["runs"]

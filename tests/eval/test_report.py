@@ -1,7 +1,7 @@
 import json
 
 import pytest
-from eval_fakes import make_fake, make_questions
+from .eval_fakes import make_fake, make_questions
 
 from medground.eval.axes import RunAxes
 from medground.eval.metrics import mcnemar_test

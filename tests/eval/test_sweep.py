@@ -9,7 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from eval_fakes import FakePipeline, make_fake, make_questions
+from .eval_fakes import FakePipeline, make_fake, make_questions
 
 from medground.eval.records import read_records
 from medground.eval.runner import RunAbortedError, run_questions

@@ -5,7 +5,7 @@ import pytest
 from medground.pipelines.amt import AmtPipeline, AmtSettings, vote_totals
 from medground.pipelines.factory import build_pipeline
 from medground.retrieve.engine import RetrievalEngine
-from scripted import ScriptedLLM, confidence_json
+from .scripted import ScriptedLLM, confidence_json
 
 
 def test_vote_totals_hand_computed():

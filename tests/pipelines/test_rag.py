@@ -7,7 +7,7 @@ from medground.pipelines.direct import DirectPipeline
 from medground.pipelines.rag import RagPipeline, clean_keyword_query
 from medground.retrieve.engine import RetrievalEngine
 from medground.schema import Question
-from scripted import ScriptedLLM
+from .scripted import ScriptedLLM
 
 
 def _engine(chunks, k=3):
