@@ -38,6 +38,7 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--model", default="qwen2.5-coder-1.5b")
     ap.add_argument("--pipelines", default="direct,rag,amt,imedrag")
     ap.add_argument("--n", type=int, default=30, help="questions per dataset (direct and rag)")
+    ap.add_argument("--n-rag", type=int, default=None, help="questions per dataset for rag (default --n)")
     ap.add_argument("--n-amt", type=int, default=10, help="questions per dataset for amt (slow: 6 LLM calls each)")
     ap.add_argument("--n-imedrag", type=int, default=6, help="questions per dataset for imedrag (slowest)")
     ap.add_argument("--seed", type=int, default=0)
@@ -45,12 +46,16 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--out", type=Path, default=RESULTS)
     args = ap.parse_args(argv)
 
-    sizes = {"amt": args.n_amt, "imedrag": args.n_imedrag}
+    command = "python benchmarks/qa_smoke.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    sizes = {"amt": args.n_amt, "imedrag": args.n_imedrag, "rag": args.n_rag or args.n}
     runs_root = paths.home() / "runs" / "qa_smoke"
     rows = []
+    previous = json.loads(args.out.read_text())["rows"] if args.out.exists() else []
     for name in args.pipelines.split(","):
         cfg = load_pipeline_config(ROOT / "configs" / "pipelines" / f"{name}.yaml")
-        llm = cfg.llm.model_copy(update={"model": args.model, **({"threads": args.threads} if args.threads else {})})
+        # The response cache is off so that seconds per question are real reads, not cache hits.
+        llm = cfg.llm.model_copy(update={"model": args.model, "cache": False,
+                                         **({"threads": args.threads} if args.threads else {})})
         cfg = cfg.model_copy(update={"llm": llm})
         pipe = None
         for short, dataset in DATASETS.items():
@@ -66,13 +71,16 @@ def main(argv: list[str] | None = None) -> dict:
                 return pipe
 
             run = run_questions(factory, questions, runs_root / f"{name}-{short}-{args.model}-n{n}", meta)
-            rows.append({"pipeline": name, "dataset": short, "n": run.n_done, "correct": run.n_correct,
+            rows.append({"pipeline": name, "dataset": short, "n": run.n_done, "command": command, "correct": run.n_correct,
                          "accuracy": run.accuracy, "ci95": [run.ci_low, run.ci_high],
                          "parse_failures": run.parse_failures, "parse_failure_rate": run.parse_failures / max(1, run.n_done),
                          "errors": run.errors, "seconds_per_question": run.runtime_s / max(1, run.n_done)})
+    # Rows of pipelines not run this time are kept from the previous results file.
+    ran = {r["pipeline"] for r in rows}
+    rows = [r for r in previous if r["pipeline"] not in ran] + rows
     result = {
         "benchmark": "qa_smoke",
-        "command": "python benchmarks/qa_smoke.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "command": command,
         "model": args.model, "seed": args.seed,
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
                     "loadavg_at_end": os.getloadavg()},
