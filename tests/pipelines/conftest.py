@@ -28,17 +28,6 @@ def tiny_chunks() -> ChunkList:
     return ChunkList(chunks)
 
 
-@pytest.fixture(scope="session")
-def small_llm():
-    """The real SmolLM2-135M through llama.cpp (junk answers, real plumbing), loaded once."""
-    pytest.importorskip("xllamacpp")
-    from medground.llm.base import LLMSettings, create_llm
-    from medground.llm.models import pull
-
-    pull("smollm2-135m", progress=False)
-    return create_llm(LLMSettings(model="smollm2-135m", threads=1, n_ctx=4096, cache=False))
-
-
 @pytest.fixture
 def mcq() -> Question:
     return Question(qid="q1", dataset="unit", question="Which vitamin prevents isoniazid neuropathy?",
