@@ -9,18 +9,20 @@ from medground.corpus.base import BadInputError
 from medground.corpus.drugs import (
     AttributeType as A,
 )
-from medground.corpus.drugs import (
+from medground.corpus.drug_builders import (
     CatalogBuilder,
-    NameLexicon,
     add_drug_list_table,
     add_fda_labels,
     add_prototype_table,
-    attribute_for_heading,
     build_catalog,
     link_brand,
+    split_cell,
+)
+from medground.corpus.drugs import (
+    NameLexicon,
+    attribute_for_heading,
     parse_drug_name,
     parse_name_with_brands,
-    split_cell,
     strip_salt,
 )
 from medground.corpus.openstax import CnxmlTable

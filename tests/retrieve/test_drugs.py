@@ -6,7 +6,8 @@ import pytest
 
 from medground import registry
 from medground.corpus.drugs import AttributeType as A
-from medground.corpus.drugs import Drug, DrugAttribute, DrugCatalog, build_catalog
+from medground.corpus.drug_builders import build_catalog
+from medground.corpus.drugs import Drug, DrugAttribute, DrugCatalog
 from medground.index.drugstore import DrugStore
 from medground.retrieve.base import EmptyQueryError
 from medground.retrieve.drugs import (

@@ -26,7 +26,7 @@ def build(
     as_json: bool = typer.Option(False, "--json", help="print the stats as JSON"),
 ) -> None:
     """Build the database from the Pharmacology book tables and the FDA label sections."""
-    from medground.corpus.drugs import build_catalog
+    from medground.corpus.drug_builders import build_catalog
     from medground.index.drugstore import DrugStore
 
     root = paths.data_root(data)

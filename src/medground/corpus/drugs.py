@@ -1,4 +1,4 @@
-"""The entity-oriented medicine database: Drug → DrugAttribute, and the builders that fill it.
+"""The entity-oriented medicine database: Drug → DrugAttribute, and drug-name parsing.
 
 Keys follow RagPULSE (Distill-Retrieve-Read): a drug key (generic name, with brand names and
 synonyms pointing at it) → attribute keys from ONE controlled vocabulary (:class:`AttributeType`).
@@ -6,27 +6,17 @@ Every source heading reaches that vocabulary through :data:`HEADING_TO_ATTRIBUTE
 that is not in the table is reported in :attr:`DrugCatalog.unknown_headings`, never dropped
 silently (its text stays with the attribute before it).
 
-Sources (see :func:`build_catalog`):
-- ``openstax-prototype``: Pharmacology for Nurses "Drug Prototype Table"s (cells of bold
-  headings followed by lines);
-- ``openstax-dosage-table``: the same book's "Drug | Routes and Dosage Ranges" tables, whose
-  first cell is "generic\\n(Brand, Brand)" — the book's own brand↔generic links;
-- ``fda-tac2017``: FDA label sections, keyed by brand (label_id), linked to a generic name;
-- ``drug-ner`` (optional extra ``drugs``): the name→synonyms lexicon shipped by the MIT-licensed
-  ``drug-named-entity-recognition`` package, used only to link and enrich names.
+The builders that fill it from the shared data (OpenStax tables, FDA labels, the drug-NER
+lexicon) live in :mod:`medground.corpus.drug_builders`.
 """
 
 from __future__ import annotations
 
-import json
 import re
 import unicodedata
-from collections import Counter
 from dataclasses import dataclass, field
 from enum import Enum
-from pathlib import Path
-
-from medground.corpus.base import BadInputError
+from typing import Any
 
 
 class AttributeType(str, Enum):
@@ -189,7 +179,7 @@ class ParsedName:
     synonyms: list[str]
 
 
-def _clean_component(part: str) -> str:
+def clean_component(part: str) -> str:
     part = _FORMS.sub("", _STRENGTH.sub("", normalize_name(part)))
     return strip_salt(re.sub(r"\s+", " ", part).strip(" ,"))
 
@@ -211,7 +201,7 @@ def parse_drug_name(raw: str, lexicon: NameLexicon | None = None) -> ParsedName:
         text = text[: paren.start()]
     base = normalize_name(text)
     parts = [p for p in re.split(r"\s*/\s*|,?\s+and\s+|\s+with\s+", base) if p.strip()]
-    if len(parts) == 1 and lexicon and not lexicon.canonical(_clean_component(base)):
+    if len(parts) == 1 and lexicon and not lexicon.canonical(clean_component(base)):
         # "buprenorphine-naloxone", "bupropion naltrexone": split only into known names.
         for sep in ("-", " "):
             pieces = base.split(sep)
@@ -220,7 +210,7 @@ def parse_drug_name(raw: str, lexicon: NameLexicon | None = None) -> ParsedName:
                 break
     components = []
     for part in parts:
-        clean = _clean_component(part)
+        clean = clean_component(part)
         canon = lexicon.canonical(clean) if lexicon else None
         # Canonicalize single names only: a lexicon canonical is sometimes a combination.
         if canon and "," not in canon and " and " not in canon:
@@ -241,257 +231,3 @@ def parse_name_with_brands(cell: str) -> tuple[str, list[str]] | None:
     brands = [b.strip() for b in re.split(r"[,;]", m.group("brands")) if b.strip()]
     brands = [b for b in brands if b.lower() not in {"generic", "others", "various", "otc"}]
     return m.group("name").strip(), brands
-
-
-# ---------------------------------------------------------------- catalog assembly
-
-
-class CatalogBuilder:
-    """Merges drugs from several sources by normalized generic name (deterministic)."""
-
-    def __init__(self, lexicon: NameLexicon | None = None):
-        self.lexicon = lexicon or NameLexicon()
-        self.drugs: dict[str, Drug] = {}
-        self.attributes: list[DrugAttribute] = []
-        self.unknown: list[UnknownHeading] = []
-        self.problems: list[str] = []
-        self.counts: Counter[str] = Counter()
-
-    def drug(self, parsed: ParsedName, source_kind: str) -> Drug:
-        generic = parsed.generic
-        # Order-free key: "trimethoprim/sulfamethoxazole" is "sulfamethoxazole/trimethoprim".
-        key = "-".join(sorted(parsed.components)) if parsed.components else generic
-        drug_id = slugify(key)
-        d = self.drugs.get(drug_id)
-        if d is None:
-            d = self.drugs[drug_id] = Drug(drug_id, generic, components=list(parsed.components))
-        for s in parsed.synonyms:
-            if s not in d.synonyms:
-                d.synonyms.append(s)
-        if source_kind not in d.sources:
-            d.sources.append(source_kind)
-        return d
-
-    def add_brands(self, drug: Drug, brands: list[str]) -> None:
-        known = {b.lower() for b in drug.brand_names}
-        for b in brands:
-            if normalize_name(b) != drug.generic_name and b.lower() not in known:
-                drug.brand_names.append(b)
-                known.add(b.lower())
-
-    def add_attribute(self, drug: Drug, type_: AttributeType, text: str, source: str,
-                      heading: str = "") -> None:
-        text = text.strip()
-        if not text:
-            return
-        if type_ is AttributeType.DRUG_CLASS and not drug.drug_class:
-            drug.drug_class = re.sub(r"\s*\n\s*", "; ", text)
-        self.attributes.append(DrugAttribute(drug.drug_id, type_, text, source, heading))
-
-    def enrich_from_lexicon(self) -> None:
-        """Lexicon variants of each generic become brand names or synonyms."""
-        if not self.lexicon:
-            return
-        for d in self.drugs.values():
-            for variant in self.lexicon.canonical_to_variants.get(d.generic_name, []):
-                if (variant == d.generic_name or len(variant) < 4 or len(variant.split()) > 4
-                        or len(self.lexicon.variant_to_canonical.get(variant, [])) != 1):
-                    continue
-                if variant in self.lexicon.brands:
-                    self.add_brands(d, [variant.title()])
-                elif variant not in d.synonyms:
-                    d.synonyms.append(variant)
-                self.counts["lexicon_names"] += 1
-
-    def finish(self) -> DrugCatalog:
-        self.enrich_from_lexicon()
-        drugs = sorted(self.drugs.values(), key=lambda d: d.drug_id)
-        for d in drugs:
-            d.brand_names.sort(key=str.lower)
-        return DrugCatalog(drugs, self.attributes, self.unknown, self.problems, dict(self.counts))
-
-
-def read_fda_records(path: Path) -> list[dict]:
-    """``[{label_id, section_name, section_text, ...}]``; a malformed record names its index."""
-    try:
-        records = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise BadInputError(path, "whole file", "a JSON list of label sections", str(exc)) from None
-    if not isinstance(records, list):
-        raise BadInputError(path, "top level", "a JSON list", type(records).__name__)
-    for i, r in enumerate(records):
-        for key in ("label_id", "section_name", "section_text"):
-            if not isinstance(r, dict) or not isinstance(r.get(key), str):
-                raise BadInputError(path, f"record {i} field {key!r}", "a string",
-                                    repr(r.get(key) if isinstance(r, dict) else r)[:60])
-    return records
-
-
-# ---------------------------------------------------------------- builders
-
-PHARMACOLOGY_BOOK = Path("corpora/openstax/pharmacology-for-nurses")
-FDA_LABELS = Path("drugs/fda-labels-tac2017")
-_DRUG_COLUMN = {"drug", "name", "classification/drug"}
-
-
-def _looks_like_heading(line: str) -> bool:
-    line = line.strip()
-    return (0 < len(line.split()) <= 5 and not re.search(r"\d", line)
-            and not line.endswith((".", ",", ";")) and line[:1].isupper())
-
-
-def split_cell(cell: str, source: str, unknown: list[UnknownHeading]
-               ) -> list[tuple[str, AttributeType | None, str]]:
-    """A prototype-table cell → [(heading, type, text)]: groups of lines separated by a blank
-    line; a group whose first line is a known heading starts an attribute, any other group
-    continues the previous one (its heading-like first line is reported)."""
-    out: list[tuple[str, AttributeType | None, str]] = []
-    for group in (g for g in re.split(r"\n\s*\n", cell) if g.strip()):
-        lines = [ln.strip() for ln in group.split("\n") if ln.strip()]
-        first, rest = lines[0], lines[1:]
-        type_ = attribute_for_heading(first)
-        if type_ is None and ":" in first:  # "Caution: Renal impairment"
-            head, _, inline = first.partition(":")
-            if (t := attribute_for_heading(head)) is not None:
-                type_, first, rest = t, head, [inline.strip(), *rest]
-        if type_ is not None:
-            out.append((first.rstrip(":"), type_, "\n".join(rest)))
-            continue
-        if _looks_like_heading(first):
-            unknown.append(UnknownHeading(source, first))
-        if out:
-            h, t, text = out[-1]
-            out[-1] = (h, t, f"{text}\n\n{group.strip()}".strip())
-        else:
-            out.append((first, None, group.strip()))
-    return out
-
-
-def add_prototype_table(builder: CatalogBuilder, table, source: str) -> bool:
-    """One "Drug Prototype Table" (no header row, cells of headed groups) → one drug."""
-    parsed = parse_drug_name(table.caption or table.title, builder.lexicon)
-    if not parsed.generic:
-        builder.problems.append(f"{source}: caption names no drug: {table.caption!r}")
-        return False
-    drug = builder.drug(parsed, "openstax-prototype")
-    for row in table.rows:
-        for cell in row:
-            for heading, type_, text in split_cell(cell, source, builder.unknown):
-                if type_ is None:
-                    builder.problems.append(f"{source}: text before any heading: {text[:60]!r}")
-                    continue
-                builder.add_attribute(drug, type_, text, source, heading)
-    return True
-
-
-def add_drug_list_table(builder: CatalogBuilder, table, source: str) -> int:
-    """A "Drug | Routes and Dosage Ranges | ..." table: one drug per row, brands in parens."""
-    columns = [attribute_for_heading(h) for h in table.header]
-    for h, t in zip(table.header[1:], columns[1:]):
-        if t is None:
-            builder.unknown.append(UnknownHeading(source, h))
-    added = 0
-    for row in table.rows:
-        if not row or not any(c.strip() for c in row[1:]):
-            continue  # group rows such as "Other Anthracyclines"
-        named = parse_name_with_brands(row[0])
-        if named is None:
-            name = re.sub(r"\s+", " ", row[0]).strip()
-            if len(name.split()) > 4 or not builder.lexicon.canonical(_clean_component(name)):
-                continue
-            named = (name, [])
-        parsed = parse_drug_name(named[0], builder.lexicon)
-        drug = builder.drug(parsed, "openstax-dosage-table")
-        builder.add_brands(drug, named[1])
-        for cell, type_, heading in zip(row[1:], columns[1:], table.header[1:]):
-            if type_ is not None:
-                builder.add_attribute(drug, type_, cell, source, heading)
-        added += 1
-    return added
-
-
-def add_openstax_book(builder: CatalogBuilder, book_dir: Path) -> None:
-    from medground.corpus.openstax import iter_module_tables
-
-    modules = sorted(Path(book_dir).glob("modules/*/index.cnxml"))
-    if not modules:
-        raise BadInputError(book_dir, "modules/*/index.cnxml", "OpenStax CNXML modules", "none")
-    for path in modules:
-        for i, table in enumerate(iter_module_tables(path)):
-            source = f"{table.module_id}#{table.table_id or f'table-{i}'}"
-            caption = (table.caption or table.title).strip()
-            first_col = normalize_heading(table.header[0]) if table.header else ""
-            if caption.lower().startswith("sample"):
-                continue  # the book's blank template
-            if re.match(r"drug prototype", caption, re.IGNORECASE) and not table.header:
-                if add_prototype_table(builder, table, f"openstax-prototype:{source}"):
-                    builder.counts["prototype_tables"] += 1
-            elif first_col in _DRUG_COLUMN:
-                n = add_drug_list_table(builder, table, f"openstax-dosage-table:{source}")
-                builder.counts["dosage_table_rows"] += n
-                builder.counts["dosage_tables"] += bool(n)
-
-
-_FDA_SECTIONS = {"adverse reactions", "warnings and precautions", "boxed warnings"}
-
-
-def _clean_label_text(text: str) -> str:
-    text = re.sub(r"[ \t]+", " ", text)
-    text = re.sub(r" *\n *", "\n", text)
-    return re.sub(r"\n{3,}", "\n\n", text).strip()
-
-
-def link_brand(label_id: str, text: str, lexicon: NameLexicon) -> tuple[str, str] | None:
-    """Brand label → (generic, how): the lexicon, else "BRAND [WORD] (generic ...)" in the text."""
-    if canon := lexicon.canonical(label_id):
-        return canon, "lexicon"
-    pattern = rf"\b{re.escape(label_id)}(?:\s+[A-Z]+)?\s*\(([^()]{{3,120}})\)"
-    for m in re.finditer(pattern, text, flags=re.IGNORECASE):
-        inner = re.sub(r"\d[\d.,]*\s*(mg|mcg|g|ml|%)?", " ", m.group(1), flags=re.IGNORECASE)
-        parts = [_clean_component(p) for p in re.split(r"/|,| and ", inner) if p.strip()]
-        known = [lexicon.canonical(p) or p for p in parts if lexicon.canonical(p)]
-        if known:
-            return "/".join(dict.fromkeys(known)), "label text"
-    return None
-
-
-def add_fda_labels(builder: CatalogBuilder, labels_dir: Path) -> None:
-    files = sorted(Path(labels_dir).glob("*.json"))
-    if not files:
-        raise BadInputError(labels_dir, "*.json", "FDA label section files", "none")
-    by_label: dict[str, list[tuple[str, dict]]] = {}
-    for path in files:
-        for r in read_fda_records(path):
-            by_label.setdefault(r["label_id"], []).append((path.stem, r))
-    for label_id in sorted(by_label):
-        records = by_label[label_id]
-        linked = link_brand(label_id, " ".join(r["section_text"] for _, r in records),
-                            builder.lexicon)
-        if linked is None:
-            builder.problems.append(f"fda-tac2017:{label_id}: no generic name found; "
-                                    "kept under its brand name")
-            builder.counts["fda_unlinked"] += 1
-            parsed = ParsedName(normalize_name(label_id), [], [])
-        else:
-            builder.counts[f"fda_linked_by_{linked[1].replace(' ', '_')}"] += 1
-            parsed = parse_drug_name(linked[0].replace(" and ", "/"), builder.lexicon)
-        drug = builder.drug(parsed, "fda-tac2017")
-        builder.add_brands(drug, [label_id])
-        for stem, r in records:
-            name = normalize_name(r["section_name"])
-            type_ = attribute_for_heading(name)
-            source = f"fda-tac2017:{stem}/{label_id}"
-            if type_ is None or name not in _FDA_SECTIONS:
-                builder.unknown.append(UnknownHeading(source, r["section_name"]))
-            if type_ is not None:
-                builder.add_attribute(drug, type_, _clean_label_text(r["section_text"]), source,
-                                      r["section_name"])
-        builder.counts["fda_labels"] += 1
-
-
-def build_catalog(data_root: Path, lexicon: NameLexicon | None = None) -> DrugCatalog:
-    """The whole database from the shared data directory (deterministic: sorted inputs)."""
-    builder = CatalogBuilder(load_drug_ner_lexicon() if lexicon is None else lexicon)
-    add_openstax_book(builder, Path(data_root) / PHARMACOLOGY_BOOK)
-    add_fda_labels(builder, Path(data_root) / FDA_LABELS)
-    return builder.finish()

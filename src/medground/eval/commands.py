@@ -112,7 +112,8 @@ def eval_cmd(
     """Run one pipeline config on one dataset (resumes if the same run exists)."""
     try:
         config = _load_mapping(pipeline)
-        settings = SweepSettings(name="eval", base=config, datasets=[DatasetSpec(
+        # The config file's name labels the run (reports and run names say which config it was).
+        settings = SweepSettings(name="eval", base=config, base_axes={"config": pipeline.stem}, datasets=[DatasetSpec(
             name=dataset, split=split, path=str(path) if path else None, subset=subset_n, seed=seed)])
         make = resolve_factory(factory)
         result = run_sweep(settings, make, _runs_dir(runs_dir), retry_errors=retry_errors, progress=not as_json)

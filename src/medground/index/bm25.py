@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -13,17 +12,13 @@ import numpy as np
 from medground.index.fingerprint import (
     ChunkSource,
     IndexFingerprint,
-    IndexNotFoundError,
-    default_chunk_source,
-    index_dir,
+    open_or_build,
     to_passages,
 )
 from medground.index.text import BM25Settings, MedicalTokenizer, build_vocab
 from medground.registry import register
 from medground.retrieve.base import check_query
 from medground.schema import Chunk, Passage
-
-log = logging.getLogger(__name__)
 
 _IDS_FILE = "chunk_ids.json"
 _MODEL_DIR = "bm25s"
@@ -150,20 +145,14 @@ def open_bm25(settings: BM25Settings | None = None, *, chunks: ChunkSource | Non
     """Load the persisted BM25 index for ``chunks`` (default: the chunk store), checking it is
     current; build and save it when missing and ``build_if_missing``."""
     settings = settings or BM25Settings()
-    chunks = chunks if chunks is not None else default_chunk_source()
-    directory = Path(directory) if directory else index_dir("bm25", corpora)
-    fp = chunks.fingerprint(corpora)
-    try:
-        index = BM25Index.load(directory, settings, chunks_fingerprint=fp)
-    except IndexNotFoundError:
-        if not build_if_missing:
-            raise IndexNotFoundError(
-                f"no BM25 index at {directory}; build it with `medground index build --retrievers bm25`"
-            ) from None
-        log.info("building BM25 index at %s", directory)
-        index = BM25Index.build(chunks.iter_chunks(corpora), settings, chunks_fingerprint=fp, corpora=corpora)
-        index.save(directory)
-    return BM25Retriever(index, chunks)
+    index, source = open_or_build(
+        "bm25", "BM25", chunks=chunks, corpora=corpora, directory=directory,
+        build_if_missing=build_if_missing,
+        load=lambda where, fp: BM25Index.load(where, settings, chunks_fingerprint=fp),
+        build=lambda items, fp: BM25Index.build(items, settings, chunks_fingerprint=fp,
+                                                corpora=corpora),
+    )
+    return BM25Retriever(index, source)
 
 
 @register("retriever", "bm25")

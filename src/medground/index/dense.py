@@ -24,10 +24,8 @@ from medground.index.embedders import EmbedderSettings, load_embedder
 from medground.index.fingerprint import (
     ChunkSource,
     IndexFingerprint,
-    IndexNotFoundError,
     StaleIndexError,
-    default_chunk_source,
-    index_dir,
+    open_or_build,
     to_passages,
 )
 from medground.registry import register
@@ -253,21 +251,16 @@ def open_dense(settings: DenseSettings | None = None, *, chunks: ChunkSource | N
                corpora: Sequence[str] | None = None, directory: Path | str | None = None,
                embedder: Embedder | None = None, build_if_missing: bool = False) -> DenseRetriever:
     settings = settings or DenseSettings()
-    chunks = chunks if chunks is not None else default_chunk_source()
-    embedder = embedder or load_embedder(settings.embedder)
-    directory = Path(directory) if directory else index_dir("dense", corpora)
-    fp = chunks.fingerprint(corpora)
-    try:
-        index = DenseIndex.load(directory, settings, embedder_name=embedder.name, chunks_fingerprint=fp)
-    except IndexNotFoundError:
-        if not build_if_missing:
-            raise IndexNotFoundError(
-                f"no dense index at {directory}; build it with `medground index build --retrievers dense`"
-            ) from None
-        index = DenseIndex.build(chunks.iter_chunks(corpora), embedder, settings, chunks_fingerprint=fp,
-                                 corpora=corpora)
-        index.save(directory)
-    return DenseRetriever(index, embedder, chunks)
+    model = embedder or load_embedder(settings.embedder)
+    index, source = open_or_build(
+        "dense", "dense", chunks=chunks, corpora=corpora, directory=directory,
+        build_if_missing=build_if_missing,
+        load=lambda where, fp: DenseIndex.load(where, settings, embedder_name=model.name,
+                                               chunks_fingerprint=fp),
+        build=lambda items, fp: DenseIndex.build(items, model, settings, chunks_fingerprint=fp,
+                                                 corpora=corpora),
+    )
+    return DenseRetriever(index, model, source)
 
 
 @register("retriever", "dense")

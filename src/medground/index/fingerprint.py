@@ -9,16 +9,19 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import platform
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from medground import paths
 from medground.schema import Chunk, Passage
+
+log = logging.getLogger(__name__)
 
 FINGERPRINT_FILE = "fingerprint.json"
 
@@ -201,3 +204,42 @@ def default_chunk_source() -> ChunkSource:
     )
 
     return ChunkStore.default()
+
+
+class PersistedIndex(Protocol):
+    def save(self, directory: Path | str) -> Path: ...
+
+
+IndexT = TypeVar("IndexT", bound=PersistedIndex)
+
+
+def open_or_build(
+    kind: str,
+    label: str,
+    *,
+    load: Callable[[Path, str], IndexT],
+    build: Callable[[Iterable[Chunk], str], IndexT],
+    chunks: ChunkSource | None = None,
+    corpora: Sequence[str] | None = None,
+    directory: Path | str | None = None,
+    build_if_missing: bool = False,
+) -> tuple[IndexT, ChunkSource]:
+    """Load the persisted ``kind`` index for ``chunks`` (default: the chunk store) from
+    ``directory`` (default: :func:`index_dir`), or build and save it when missing and
+    ``build_if_missing``. ``load(directory, chunks_fingerprint)`` checks staleness;
+    ``build(chunks, chunks_fingerprint)`` builds. ``label`` names the index in messages
+    ("BM25", "dense"). Returns the index and the chunk source it was resolved against."""
+    source = chunks if chunks is not None else default_chunk_source()
+    where = Path(directory) if directory else index_dir(kind, corpora)
+    fp = source.fingerprint(corpora)
+    try:
+        return load(where, fp), source
+    except IndexNotFoundError:
+        if not build_if_missing:
+            raise IndexNotFoundError(
+                f"no {label} index at {where}; build it with `medground index build --retrievers {kind}`"
+            ) from None
+    log.info("building %s index at %s", label, where)
+    index = build(source.iter_chunks(corpora), fp)
+    index.save(where)
+    return index, source

@@ -22,9 +22,8 @@ from medground.index.bm25 import BM25Index
 from medground.index.fingerprint import (
     ChunkSource,
     IndexFingerprint,
-    IndexNotFoundError,
     default_chunk_source,
-    index_dir,
+    open_or_build,
 )
 from medground.index.text import BM25Settings
 from medground.registry import create, register
@@ -178,19 +177,14 @@ def open_section_index(settings: SectionSettings | None = None, *, chunks: Chunk
                        corpora: Sequence[str] | None = None, directory: Path | str | None = None,
                        build_if_missing: bool = False) -> SectionIndex:
     settings = settings or SectionSettings()
-    chunks = chunks if chunks is not None else default_chunk_source()
-    directory = Path(directory) if directory else index_dir("sections", corpora)
-    fp = chunks.fingerprint(corpora)
-    try:
-        return SectionIndex.load(directory, settings, chunks_fingerprint=fp)
-    except IndexNotFoundError:
-        if not build_if_missing:
-            raise IndexNotFoundError(
-                f"no section index at {directory}; build it with `medground index build --retrievers sections`"
-            ) from None
-        index = SectionIndex.build(chunks.iter_chunks(corpora), settings, chunks_fingerprint=fp, corpora=corpora)
-        index.save(directory)
-        return index
+    index, _ = open_or_build(
+        "sections", "section", chunks=chunks, corpora=corpora, directory=directory,
+        build_if_missing=build_if_missing,
+        load=lambda where, fp: SectionIndex.load(where, settings, chunks_fingerprint=fp),
+        build=lambda items, fp: SectionIndex.build(items, settings, chunks_fingerprint=fp,
+                                                   corpora=corpora),
+    )
+    return index
 
 
 @register("retriever", "sections")

@@ -21,9 +21,7 @@ from medground.index.dense import passage_text
 from medground.index.fingerprint import (
     ChunkSource,
     IndexFingerprint,
-    IndexNotFoundError,
-    default_chunk_source,
-    index_dir,
+    open_or_build,
     to_passages,
 )
 from medground.registry import register
@@ -202,20 +200,15 @@ def open_splade(settings: SpladeSettings | None = None, *, chunks: ChunkSource |
                 corpora: Sequence[str] | None = None, directory: Path | str | None = None,
                 build_if_missing: bool = False) -> SpladeRetriever:
     settings = settings or SpladeSettings()
-    chunks = chunks if chunks is not None else default_chunk_source()
-    directory = Path(directory) if directory else index_dir("splade", corpora)
     encoder = SpladeEncoder(settings)
-    fp = chunks.fingerprint(corpora)
-    try:
-        index = SpladeIndex.load(directory, settings, chunks_fingerprint=fp)
-    except IndexNotFoundError:
-        if not build_if_missing:
-            raise IndexNotFoundError(
-                f"no SPLADE index at {directory}; build it with `medground index build --retrievers splade`"
-            ) from None
-        index = SpladeIndex.build(chunks.iter_chunks(corpora), encoder, chunks_fingerprint=fp, corpora=corpora)
-        index.save(directory)
-    return SpladeRetriever(index, encoder, chunks)
+    index, source = open_or_build(
+        "splade", "SPLADE", chunks=chunks, corpora=corpora, directory=directory,
+        build_if_missing=build_if_missing,
+        load=lambda where, fp: SpladeIndex.load(where, settings, chunks_fingerprint=fp),
+        build=lambda items, fp: SpladeIndex.build(items, encoder, chunks_fingerprint=fp,
+                                                  corpora=corpora),
+    )
+    return SpladeRetriever(index, encoder, source)
 
 
 @register("retriever", "splade")

@@ -13,16 +13,30 @@ import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
-from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 from medground import paths
+from medground.index.store_stats import (
+    TOKEN_BINS,
+    CorpusCounts,
+    CorpusStats,
+    compute_stats,
+)
 from medground.schema import Chunk, Document, GlossaryTerm, ReviewQuestion
 
+__all__ = [  # stats types live in store_stats; re-exported for existing imports
+    "SCHEMA_VERSION",
+    "TOKEN_BINS",
+    "ChunkStore",
+    "CorpusCounts",
+    "CorpusStats",
+    "DuplicateChunkError",
+    "ManifestEntry",
+    "StoredDocument",
+]
+
 SCHEMA_VERSION = 1
-# Inclusive upper edges of the token-count histogram bins (the last bin is open-ended).
-TOKEN_BINS = (16, 32, 64, 128, 192, 256, 384, 512)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -81,37 +95,8 @@ class StoredDocument:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(slots=True)
-class CorpusCounts:
-    documents: int
-    chunks: int
-    tokens: int
-
-
-@dataclass(slots=True)
-class CorpusStats:
-    books: int
-    chapters: int
-    sections: int
-    documents: int
-    chunks: int
-    tokens: int
-    token_histogram: dict[str, int]  # bin label ("0-16", ..., "512+") -> chunks
-    per_corpus: dict[str, CorpusCounts]
-    short_chunks: int
-    oversized_chunks: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
 class DuplicateChunkError(ValueError):
     pass
-
-
-def _bin_labels() -> list[str]:
-    edges = (-1, *TOKEN_BINS)  # bins are (a, b]: "0-16", "17-32", ..., "513+"
-    return [f"{a + 1}-{b}" for a, b in pairwise(edges)] + [f"{TOKEN_BINS[-1] + 1}+"]
 
 
 class ChunkStore:
@@ -268,60 +253,7 @@ class ChunkStore:
             )
 
     def stats(self, corpora: Sequence[str] | None = None) -> CorpusStats:
-        where, args = self._where(corpora)
-        db = self._db
-        books = db.execute(
-            f"SELECT COUNT(DISTINCT corpus || '/' || book) FROM documents{where}"
-            f"{' AND' if where else ' WHERE'} book != ''",
-            args,
-        ).fetchone()[0]
-        chapters = db.execute(
-            f"SELECT COUNT(DISTINCT corpus || '/' || book || '/' || chapter) FROM documents{where}"
-            f"{' AND' if where else ' WHERE'} chapter != ''",
-            args,
-        ).fetchone()[0]
-        sections = db.execute(
-            f"SELECT COUNT(*) FROM (SELECT DISTINCT corpus, doc_id, section_path FROM chunks{where})",
-            args,
-        ).fetchone()[0]
-        per: dict[str, CorpusCounts] = {}
-        for corpus, n in db.execute(
-            f"SELECT corpus, COUNT(*) FROM documents{where} GROUP BY corpus", args
-        ):
-            per[corpus] = CorpusCounts(n, 0, 0)
-        for corpus, n, tok in db.execute(
-            f"SELECT corpus, COUNT(*), COALESCE(SUM(token_count), 0) FROM chunks{where} GROUP BY corpus",
-            args,
-        ):
-            per.setdefault(corpus, CorpusCounts(0, 0, 0))
-            per[corpus].chunks, per[corpus].tokens = n, tok
-        labels = _bin_labels()
-        hist = dict.fromkeys(labels, 0)
-        case = " ".join(
-            f"WHEN token_count <= {edge} THEN {i}" for i, edge in enumerate(TOKEN_BINS)
-        )
-        for b, n in db.execute(
-            f"SELECT CASE {case} ELSE {len(TOKEN_BINS)} END AS b, COUNT(*) FROM chunks{where} GROUP BY b",
-            args,
-        ):
-            hist[labels[b]] = n
-        flags = db.execute(
-            "SELECT COALESCE(SUM(json_extract(metadata, '$.short') = 1), 0), "
-            f"COALESCE(SUM(json_extract(metadata, '$.oversized_sentence') = 1), 0) FROM chunks{where}",
-            args,
-        ).fetchone()
-        return CorpusStats(
-            books=books,
-            chapters=chapters,
-            sections=sections,
-            documents=sum(c.documents for c in per.values()),
-            chunks=sum(c.chunks for c in per.values()),
-            tokens=sum(c.tokens for c in per.values()),
-            token_histogram=hist,
-            per_corpus=dict(sorted(per.items())),
-            short_chunks=flags[0],
-            oversized_chunks=flags[1],
-        )
+        return compute_stats(self._db, *self._where(corpora))
 
     # -- writing --------------------------------------------------------------------------
     def replace_unit(
@@ -343,12 +275,7 @@ class ChunkStore:
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
-            for table, col in (
-                ("chunks", "source_unit"),
-                ("documents", "source_unit"),
-                ("manifest", "unit"),
-            ):
-                db.execute(f"DELETE FROM {table} WHERE {col} = ?", (entry.unit,))
+            self._delete_unit_rows(entry.unit)
             db.executemany(
                 "INSERT INTO documents VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                 (
@@ -417,16 +344,16 @@ class ChunkStore:
             raise
         db.execute("COMMIT")
 
+    def _delete_unit_rows(self, unit: str) -> None:
+        for table, col in (("chunks", "source_unit"), ("documents", "source_unit"),
+                           ("manifest", "unit")):
+            self._db.execute(f"DELETE FROM {table} WHERE {col} = ?", (unit,))
+
     def remove_unit(self, unit: str) -> None:
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
-            for table, col in (
-                ("chunks", "source_unit"),
-                ("documents", "source_unit"),
-                ("manifest", "unit"),
-            ):
-                db.execute(f"DELETE FROM {table} WHERE {col} = ?", (unit,))
+            self._delete_unit_rows(unit)
         except BaseException:
             db.execute("ROLLBACK")
             raise
