@@ -16,7 +16,6 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
 
 
 class AttributeType(str, Enum):
