@@ -20,6 +20,7 @@ from medground.configio import load_yaml, parse_model
 from medground.llm.base import LLMSettings
 from medground.pipelines.amt import AmtSettings
 from medground.pipelines.base import ReaderSettings
+from medground.pipelines.drugrag import DRUG_RETRIEVE, DrugRagSettings
 from medground.pipelines.imedrag import IMedRagSettings
 from medground.retrieve.engine import RetrieveSettings
 
@@ -40,13 +41,15 @@ class PipelineConfig(BaseModel):
     reformulate: bool = Field(False, description="rag: add a keyword reformulation as an extra query")
     amt: AmtSettings = Field(default_factory=AmtSettings)
     imedrag: IMedRagSettings = Field(default_factory=IMedRagSettings)
+    drugrag: DrugRagSettings = Field(default_factory=DrugRagSettings)
 
     @model_validator(mode="before")
     @classmethod
     def _method_defaults(cls, data: Any) -> Any:
         # Each method's published retrieval set-up is its default; an explicit retrieve wins.
-        if isinstance(data, dict) and data.get("pipeline") == "amt" and "retrieve" not in data:
-            data = {**data, "retrieve": dict(AMT_RETRIEVE)}
+        defaults = {"amt": AMT_RETRIEVE, "drugrag": DRUG_RETRIEVE}
+        if isinstance(data, dict) and data.get("pipeline") in defaults and "retrieve" not in data:
+            data = {**data, "retrieve": dict(defaults[data["pipeline"]])}
         return data
 
     @field_validator("pipeline")

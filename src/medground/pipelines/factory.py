@@ -13,6 +13,7 @@ from medground.pipelines.amt import AmtPipeline
 from medground.pipelines.base import Pipeline
 from medground.pipelines.config import PipelineConfig, pipeline_config
 from medground.pipelines.direct import DirectPipeline
+from medground.pipelines.drugrag import DrugRagPipeline
 from medground.pipelines.imedrag import IMedRagPipeline
 from medground.pipelines.rag import RagPipeline
 from medground.retrieve.engine import RetrievalEngine, RetrieveSettings
@@ -67,6 +68,11 @@ def _amt(config: PipelineConfig, llm: LLM, engine: Callable[[], RetrievalEngine]
 @register("pipeline", "imedrag")
 def _imedrag(config: PipelineConfig, llm: LLM, engine: Callable[[], RetrievalEngine]) -> Pipeline:
     return IMedRagPipeline(llm, engine(), config.imedrag, config.reader)
+
+
+@register("pipeline", "drugrag")
+def _drugrag(config: PipelineConfig, llm: LLM, engine: Callable[[], RetrievalEngine]) -> Pipeline:
+    return DrugRagPipeline(llm, engine(), config.drugrag, config.reader)
 
 
 def make_pipeline(run_config: dict[str, Any]) -> Pipeline:

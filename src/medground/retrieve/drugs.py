@@ -258,6 +258,8 @@ class DrugPassageRetriever:
 
 @register("retriever", "drugs")
 def make_drug_retriever(settings: DrugRetrieverSettings | None = None,
-                        store: DrugStore | None = None) -> DrugPassageRetriever:
+                        store: DrugStore | None = None, **_chunk_store_args: object) -> DrugPassageRetriever:
+    # The engine passes chunk-store arguments (corpora, build_if_missing) to every retriever;
+    # the medicine database is its own store, built by `medground drugs build`.
     settings = settings or DrugRetrieverSettings()
     return DrugPassageRetriever(DrugRetriever(store or DrugStore(settings.path), settings))

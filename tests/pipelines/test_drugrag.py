@@ -1,0 +1,75 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from medground.corpus.drugs import AttributeType as A
+from medground.corpus.drugs import Drug, DrugAttribute, DrugCatalog
+from medground.index.drugstore import DrugStore
+from medground.pipelines.drugrag import DrugRagPipeline, dialogue_of
+from medground.retrieve.drugs import make_drug_retriever
+from medground.retrieve.engine import RetrievalEngine
+from medground.schema import Question
+
+from .scripted import ScriptedLLM
+
+
+@pytest.fixture()
+def drug_engine(tmp_path):
+    src = "openstax-prototype:m1#t"
+    catalog = DrugCatalog(
+        [Drug("ibuprofen", "ibuprofen", ["Advil"], "NSAID"), Drug("warfarin", "warfarin", ["Coumadin"], "Anticoagulant")],
+        [DrugAttribute("ibuprofen", A.DOSAGE, "200-400 mg orally every 4-6 hours", src),
+         DrugAttribute("ibuprofen", A.ADVERSE_REACTIONS, "Dyspepsia, GI bleeding, rash", src),
+         DrugAttribute("warfarin", A.INTERACTIONS, "Foods rich in vitamin K such as spinach", src),
+         DrugAttribute("warfarin", A.DOSAGE, "2-10 mg orally daily, adjusted to INR", src)])
+    store = DrugStore(tmp_path / "drugs.sqlite")
+    store.build(catalog)
+    return RetrievalEngine({"retrievers": ["drugs"], "fusion": None, "top": 10, "final_k": 3,
+                            "overflow": "truncate"}, retrievers={"drugs": make_drug_retriever(store=store)})
+
+
+def _tool_reply(keywords: str):
+    def reply(user: str, kwargs: dict) -> str:
+        if kwargs.get("response_format"):  # the schema-constrained tool call
+            return json.dumps({"name": "search_engine", "arguments": {"keywords": keywords}})
+        return "Spinach is rich in vitamin K, which interacts with warfarin [1]."
+    return reply
+
+
+def test_distill_retrieve_read_cites_the_database(drug_engine):
+    q = Question(qid="c1", dataset="unit", question="Can I still eat spinach salads?",
+                 context="Patient: I started Coumadin last week.")
+    llm = ScriptedLLM(_tool_reply("Coumadin interactions spinach"))
+    ans = DrugRagPipeline(llm, drug_engine).answer(q)
+    assert ans.queries[0].kind == "distilled" and ans.queries[0].text == "Coumadin interactions spinach"
+    assert ans.metadata["tool_call"] == {"name": "search_engine", "arguments": {"keywords": "Coumadin interactions spinach"}}
+    assert ans.metadata["distill_failure"] is None
+    assert ans.outcome == "answered"
+    # Brand name resolved to the generic drug, and the interactions attribute is what is cited.
+    assert ans.citations[0].chapter.lower() == "warfarin"
+    assert "spinach" in ans.citations[0].text
+    # The distiller saw the whole consultation, earlier turns included.
+    assert "I started Coumadin" in llm.calls[0]["user"]
+
+
+def test_failed_tool_call_is_counted_and_falls_back_to_the_dialogue(drug_engine):
+    q = Question(qid="c2", dataset="unit", question="How much ibuprofen can I take?")
+    ans = DrugRagPipeline(ScriptedLLM(lambda u, k: "not json"), drug_engine).answer(q)
+    assert ans.metadata["distill_failure"] is not None
+    assert ans.queries[0].kind == "original"
+    assert any("ibuprofen" in c.chapter.lower() for c in ans.citations)
+
+
+def test_dialogue_of():
+    assert dialogue_of(Question("q", "d", "Dose?", context="Patient: hi")) == "Patient: hi\nDose?"
+    assert dialogue_of(Question("q", "d", "Dose?")) == "Dose?"
+
+
+@pytest.mark.slow
+def test_drugrag_with_real_model(small_llm, drug_engine):
+    q = Question(qid="c3", dataset="unit", question="What are the side effects of Advil?")
+    ans = DrugRagPipeline(small_llm, drug_engine).answer(q)
+    assert ans.outcome in {"answered", "insufficient_evidence"}
+    assert ans.queries and ans.tokens["llm_calls"] == 2
