@@ -92,10 +92,14 @@ def test_vote_curve_table(runs_dir, tmp_path):
 
 def test_axes_view_tolerates_missing_axes_and_reads_config():
     ax = RunAxes.from_meta({"config": {"pipeline": "rag", "retrieve": {"retrievers": ["bm25", "dense"],
-                                                                         "coarse": True}, "llm": {"model": "q"}},
+                                                                         "sections": 20}, "llm": {"model": "q"},
+                                       "reformulate": True},
                             "dataset": {"name": "mirage/medqa"}})
-    assert (ax.family, ax.retrieval, ax.coarse, ax.llm, ax.dataset, ax.prompt) == (
-        "rag", "bm25+dense", "on", "q", "mirage/medqa", "—")
+    assert (ax.family, ax.retrieval, ax.coarse, ax.reformulation, ax.llm, ax.dataset, ax.prompt) == (
+        "rag", "bm25+dense", "20", "on", "q", "mirage/medqa", "—")
+    # A closed-book run shows no retrieval columns even if its config carries a retrieve section.
+    closed = RunAxes.from_meta({"config": {"pipeline": "direct", "retrieve": {"retrievers": ["bm25"]}}})
+    assert (closed.family, closed.retrieval, closed.reformulation) == ("direct", "—", "—")
     assert RunAxes.from_meta({}).family == "—"
     assert RunAxes.from_meta({"axes": {"family": "no-rag"}}).is_baseline
 

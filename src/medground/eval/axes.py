@@ -39,12 +39,15 @@ _FALLBACK_KEYS = {
     "family": ("pipeline",),
     "index": ("index", "retrieve.embedder", "embedder"),
     "retrieval": ("retrieve.retrievers", "retrieval"),
-    "coarse": ("retrieve.coarse", "coarse"),
+    "coarse": ("retrieve.sections", "coarse"),
     "reranker": ("retrieve.rerank", "reranker"),
-    "reformulation": ("expand", "reformulation"),
+    "reformulation": ("reformulate", "reformulation"),
     "prompt": ("reader.prompt", "prompt"),
     "llm": ("llm.model", "llm"),
 }
+
+
+_RETRIEVAL_COLUMNS = {"index", "retrieval", "coarse", "reranker", "reformulation"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +73,8 @@ class RunAxes:
                 values["dataset"] = _fmt(ds.get("name") if isinstance(ds, dict) else ds)
             elif f.name in axes:
                 values[f.name] = _fmt(axes[f.name])
+            elif f.name in _RETRIEVAL_COLUMNS and config.get("pipeline") == "direct":
+                values[f.name] = MISSING  # closed book: its config may still carry a retrieve section
             else:
                 found = next((v for k in _FALLBACK_KEYS[f.name] if (v := _get(config, k)) is not None), None)
                 values[f.name] = _fmt(found)
