@@ -4,7 +4,8 @@
    expansion of what it takes to answer it, concatenated into one retrieval query.
 2. Hybrid retrieval (sparse + dense, normalized scores summed), top-32, optional rerank.
 3. The reader reads the question once per passage (top-k, default 4) and returns a 0–10
-   likelihood for every option plus its chosen option.
+   likelihood for every option plus its chosen option. The question comes before the passage
+   in the prompt, so the reads of one question share a prefix that llama.cpp keeps cached.
 4. Final answer = argmax over options of the summed confidence of the passages that chose it.
 
 The ablation rows of the paper are settings: ``augment`` off (retrieve with the question as
