@@ -98,6 +98,8 @@ def test_axes_view_tolerates_missing_axes_and_reads_config():
     assert (ax.family, ax.retrieval, ax.coarse, ax.reformulation, ax.llm, ax.dataset, ax.prompt) == (
         "rag", "bm25+dense", "20", "on", "q", "mirage/medqa", "—")
     # A closed-book run shows no retrieval columns even if its config carries a retrieve section.
+    spec = RunAxes.from_meta({"config": {"retrieve": {"retrievers": [{"name": "bm25"}, {"name": "dense", "settings": {}}]}}})
+    assert spec.retrieval == "bm25+dense"
     closed = RunAxes.from_meta({"config": {"pipeline": "direct", "retrieve": {"retrievers": ["bm25"]}}})
     assert (closed.family, closed.retrieval, closed.reformulation) == ("direct", "—", "—")
     assert RunAxes.from_meta({}).family == "—"

@@ -28,7 +28,7 @@ def _fmt(value: Any) -> str:
     if isinstance(value, bool):
         return "on" if value else "off"
     if isinstance(value, list):
-        return "+".join(map(str, value))
+        return "+".join(_fmt(v) for v in value)  # e.g. retrievers given as {name, settings}
     if isinstance(value, dict):
         return str(value.get("name") or value.get("model") or value)
     return str(value)
