@@ -1,7 +1,7 @@
 """Second-stage rerankers (kind ``"reranker"``): re-score the top ``candidates`` passages.
 
 - ``cross-encoder``: a sentence-transformers ``CrossEncoder`` from any local path or hub name
-  (bge-reranker, ms-marco-MiniLM, a model trained with ``medground train``). Scores are the
+  (bge-reranker, ms-marco-MiniLM, or one trained on your own pairs). Scores are the
   model's own (sigmoid for one-label models).
 - ``bi-encoder``: cosine between the query and passage embeddings of any Embedder (a
   stronger embedder than the first stage's, or the same one to re-score BM25 candidates).
