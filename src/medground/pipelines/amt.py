@@ -96,10 +96,7 @@ class AmtPipeline:
     def answer(self, question: Question) -> Answer:
         started, tally = time.perf_counter(), Tally()
         queries = self.augment(question, tally)
-        with tally.stage("retrieve"):
-            evidence = self.engine.evidence(queries)
-        for stage, seconds in self.engine.timings.items():
-            tally.timings[f"retrieve.{stage}"] = seconds
+        evidence = tally.evidence(self.engine, queries)
         citations = evidence.citations[: self.settings.passages]
 
         if not question.is_multiple_choice:

@@ -14,7 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from medground.llm.base import LLM, ChatResult, Message
 from medground.llm.scoring import OptionScores, generate_and_parse, score_options
 from medground.pipelines import prompts
-from medground.schema import Answer, Citation, Evidence, Question
+from medground.retrieve.engine import RetrievalEngine
+from medground.schema import Answer, Citation, Evidence, Query, Question
 
 
 @runtime_checkable
@@ -61,6 +62,14 @@ class Tally:
         self.tokens["prompt"] += result.prompt_tokens
         self.tokens["completion"] += result.completion_tokens
         self.tokens["llm_calls"] += 1
+
+    def evidence(self, engine: RetrievalEngine, queries: list[Query]) -> Evidence:
+        """Retrieve and pack evidence, recording the engine's per-stage seconds as retrieve.*."""
+        with self.stage("retrieve"):
+            evidence = engine.evidence(queries)
+        for stage, seconds in engine.timings.items():
+            self.timings[f"retrieve.{stage}"] = self.timings.get(f"retrieve.{stage}", 0.0) + seconds
+        return evidence
 
     def finish(self, answer: Answer, started: float) -> Answer:
         self.timings["total"] = time.perf_counter() - started

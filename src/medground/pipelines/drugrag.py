@@ -76,8 +76,7 @@ class DrugRagPipeline:
         started, tally = time.perf_counter(), Tally()
         dialogue = dialogue_of(question)
         query, failure = self.distill(dialogue, tally)
-        with tally.stage("retrieve"):
-            evidence = self.engine.evidence([query])
+        evidence = tally.evidence(self.engine, [query])
         meta = {"tool_call": {"name": "search_engine", "arguments": {"keywords": query.text}},
                 "distill_failure": failure}
         if question.is_multiple_choice:

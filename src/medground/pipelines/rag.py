@@ -57,10 +57,7 @@ class RagPipeline:
     def answer(self, question: Question) -> Answer:
         started, tally = time.perf_counter(), Tally()
         queries = self.queries(question, tally)
-        with tally.stage("retrieve"):
-            evidence = self.engine.evidence(queries)
-        for stage, seconds in self.engine.timings.items():
-            tally.timings[f"retrieve.{stage}"] = seconds
+        evidence = tally.evidence(self.engine, queries)
         if not question.is_multiple_choice:
             answer = free_text_answer(self.llm, question, evidence, self.reader, tally)
         else:
