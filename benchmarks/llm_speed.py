@@ -6,7 +6,10 @@ Measures, on this machine:
      vs short generate-and-parse vs chain-of-thought-then-answer: wall time, accuracy with a
      Wilson 95 % CI, parse failures;
   3. prefix reuse: one question read with several passages, llama.cpp prompt cache on vs off;
-  4. the persistent response cache: a rerun of the same requests.
+  4. the persistent response cache: a rerun of the same requests;
+  5. tool calls: consumer medication questions (MedInfo2019) sent with the OpenAI ``tools``
+     list (search_engine), tool_choice "auto" (free output; calls recovered from the content)
+     and "required" (schema-enforced): share of replies that are a valid search_engine call.
 
     python benchmarks/llm_speed.py --model qwen2.5-coder-1.5b --n 50 --n-cot 10
 """
@@ -125,6 +128,34 @@ def response_cache(model: str, threads: int, items: list[dict]) -> dict:
             "speedup": round(walls[0] / max(1e-9, walls[1]), 1), **stats}
 
 
+def tool_calls(model: str, threads: int, n: int, seed: int) -> dict:
+    from medground.eval.datasets import load_dataset, subset
+    from medground.llm.structured import SEARCH_ENGINE, StructuredFailure, validate_json
+
+    questions = subset(load_dataset("medication-qa"), n, seed=seed)
+    llm = create_llm(LLMSettings(model=model, threads=threads, cache=False))
+    tools = [SEARCH_ENGINE.to_openai()]
+    out: dict = {"questions": len(questions), "tool": "search_engine"}
+    for choice in ("auto", "required"):
+        valid, walls, examples = 0, [], []
+        for q in questions:
+            msgs = [{"role": "system", "content": "You answer medication questions. Search the medicine "
+                     "database with the search_engine tool before answering."},
+                    {"role": "user", "content": q.question}]
+            r = llm.chat(msgs, tools=tools, tool_choice=choice, max_tokens=96)
+            walls.append(r.seconds)
+            call = r.tool_calls[0] if r.tool_calls else None
+            valid += call is not None and call.name == "search_engine" and not isinstance(
+                validate_json(call.arguments, SEARCH_ENGINE.parameters), StructuredFailure)
+            if len(examples) < 3:
+                examples.append({"question": q.question, "tool_calls": [c.to_openai() for c in r.tool_calls],
+                                 "text": r.text[:200]})
+        out[choice] = {"valid_calls": valid, "rate": round(valid / max(1, len(questions)), 3),
+                       "s_per_call": round(sum(walls) / max(1, len(walls)), 2), "examples": examples}
+        print(f"  tool_choice={choice}: {valid}/{len(questions)} valid search_engine calls", file=sys.stderr, flush=True)
+    return out
+
+
 def medline_passages(n: int) -> list[str]:
     path = data_root() / "corpora" / "medlineplus-topics" / "medline_cleaned.csv"
     with open(path, newline="") as f:
@@ -139,6 +170,7 @@ def main() -> None:
     ap.add_argument("--n-cot", type=int, default=10, help="questions for chain-of-thought (expensive)")
     ap.add_argument("--passages", type=int, default=6, help="passages for the prefix-reuse test")
     ap.add_argument("--cache-n", type=int, default=10, help="questions for the response-cache rerun")
+    ap.add_argument("--tool-n", type=int, default=20, help="medication questions for the tool-call test")
     ap.add_argument("--threads", type=int, default=None, help="llama.cpp threads (default: free cores)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--skip-throughput", action="store_true")
@@ -189,6 +221,10 @@ def main() -> None:
     rc = report["response_cache"]
     print(f"response cache: first {rc['first_s']} s, rerun {rc['rerun_s']} s → {rc['speedup']}x "
           f"(hits {rc['hits']}, misses {rc['misses']})")
+    report["tool_calls"] = tool_calls(args.model, threads, args.tool_n, args.seed)
+    tc = report["tool_calls"]
+    print(f"tool calls ({tc['questions']} medication questions): auto {tc['auto']['valid_calls']} valid, "
+          f"required {tc['required']['valid_calls']} valid ({tc['required']['s_per_call']} s/call)")
     report["machine"]["loadavg_end"] = os.getloadavg()
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(report, indent=2))

@@ -11,6 +11,8 @@
    answer@k = share of questions whose top-k passages contain the normalized gold option text
    (lowercase, non-alphanumerics → space, whole-word match). distractor@k = the same for the
    wrong options, averaged: a retriever that targets the answer shows answer@k > distractor@k.
+   answer@corpus = share whose gold option text occurs anywhere in the corpus: the ceiling of
+   answer@k (most MedQA answers are not spelled out in introductory textbooks).
    Seeded samples (``--sample``, ``--seed``).
 
 Every configuration runs through ``RetrievalEngine`` with first-stage results memoized per
@@ -56,7 +58,7 @@ class Memo:
         self.k = k
         self.results: dict[str, list[Passage]] = {}
         t0 = time.perf_counter()
-        unique = list(dict.fromkeys(queries))
+        unique = list(dict.fromkeys(q.strip() for q in queries))  # the engine strips queries
         for i in tqdm(range(0, len(unique), 64), desc=desc, unit="batch", file=sys.stderr):
             batch = unique[i : i + 64]
             for q, ps in zip(batch, inner.batch_search(batch, k=k), strict=True):
@@ -64,7 +66,7 @@ class Memo:
         self.seconds_per_query = (time.perf_counter() - t0) / max(len(unique), 1)
 
     def search(self, query: str, k: int = 10) -> list[Passage]:
-        return [Passage(p.chunk, p.score, p.source, p.rank) for p in self.results[query][:k]]
+        return [Passage(p.chunk, p.score, p.source, p.rank) for p in self.results[query.strip()][:k]]
 
     def batch_search(self, queries: Sequence[str], k: int = 10) -> list[list[Passage]]:
         return [self.search(q, k) for q in queries]
@@ -238,9 +240,11 @@ def run_textbooks(args, root: Path, rr: dict) -> dict:
         r.candidates = args.textbook_candidates
         r._cache.clear()  # another corpus: free the PubMedQA passage vectors
     out: dict = {}
+    whole = norm(" ".join(c.text for c in tchunks))
     for ds, rows in sets.items():
+        ceiling = sum(norm(r["answer"]) in whole for r in rows) / len(rows)
         corpus = {"chunks": len(tchunks), "build_seconds": fs["build_seconds"], "sample": len(rows),
-                  "seed": args.seed, "reranker_pool": args.textbook_candidates}
+                  "seed": args.seed, "reranker_pool": args.textbook_candidates, "answer@corpus": ceiling}
         out[ds] = {"corpus": corpus, "results": {}}
     for name, cfg in configs(list(memo), list(rr)).items():
         for ds, rows in sets.items():
@@ -308,6 +312,10 @@ def print_table(report: dict, k: int) -> None:
         t.add_row(n, *(f(p, c) for c in cols), f"{p['ms_per_query']:.1f}" if p else "–",
                   f(m, f"answer@{k}"), f(m, f"distractor@{k}"), f(u, f"answer@{k}"), f(u, f"distractor@{k}"))
     Console(width=200).print(t)
+    for ds in ("medqa", "mmlu_med"):
+        corpus = report["parts"].get(ds, {}).get("corpus", {})
+        if "answer@corpus" in corpus:
+            console.print(f"{ds}: gold text anywhere in the corpus (ceiling of ans@k) {corpus['answer@corpus']:.3f}")
     for ds, key in (("pubmedqa", "MRR@10"), ("medqa", f"answer@{k}"), ("mmlu_med", f"answer@{k}")):
         ranked = sorted(res[ds].items(), key=lambda kv: -kv[1][key])
         if len(ranked) >= 2:

@@ -68,6 +68,25 @@ def test_tool_call_in_openai_format(small_llm):
     assert isinstance(json.loads(spec["function"]["arguments"])["keywords"], str)
 
 
+def test_chat_with_required_tool_returns_openai_tool_calls(small_llm):
+    # SmolLM2 has no tool markup: tool_choice "required" is enforced by a JSON schema and the
+    # reply rewritten into message.tool_calls, so chat(tools=...) behaves as on an OpenAI server.
+    r = small_llm.chat([{"role": "user", "content": "Search the knowledge base for aspirin overdose."}],
+                       tools=[SEARCH_ENGINE.to_openai()], tool_choice="required", max_tokens=128)
+    assert r.text == "" and r.finish_reason == "tool_calls", r
+    assert r.tool_calls[0].name == "search_engine"
+    assert isinstance(r.tool_calls[0].parsed_arguments()["keywords"], str)
+    out = call_tool(small_llm, [{"role": "user", "content": "Search for warfarin dosing."}], [SEARCH_ENGINE],
+                    max_tokens=128)  # mode "auto" now succeeds on the first request
+    assert out.failure is None and out.native, out.failure
+
+
+def test_tool_choice_none_is_left_as_text(small_llm):
+    r = small_llm.chat([{"role": "user", "content": "Say hello."}], tools=[SEARCH_ENGINE.to_openai()],
+                       tool_choice="none", max_tokens=8)
+    assert not r.tool_calls and r.text
+
+
 def test_cache_hit_on_identical_call(small_llm, tmp_path):
     llm = create_llm(small_llm.settings, cache=str(tmp_path / "cache.sqlite"))
     assert llm._server is small_llm._server  # same weights, loaded once

@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from medground.llm import toolcalls
 from medground.llm.base import LLMRequestError, LLMSettings, free_cores
 from medground.llm.client import BaseLLM
 from medground.llm.models import model_fingerprint, resolve_model
@@ -56,10 +57,10 @@ class LocalLLM(BaseLLM):
 
     def _prepare(self, body: dict[str, Any]) -> dict[str, Any]:
         body.setdefault("cache_prompt", self.settings.prompt_cache)
-        return body
+        return toolcalls.constrain(body)
 
     def _send(self, body: dict[str, Any]) -> dict[str, Any]:
-        payload = self._server.handle_chat_completions(body)
+        payload = self._server.handle_chat_completions({k: v for k, v in body.items() if k != "medground"})
         if not isinstance(payload, dict):
             raise LLMRequestError(f"{self.name}: llama.cpp returned {type(payload).__name__}, expected a dict")
         if "error" in payload:
@@ -67,7 +68,7 @@ class LocalLLM(BaseLLM):
             msg = err.get("message") if isinstance(err, dict) else err
             raise LLMRequestError(f"{self.name}: llama.cpp rejected the request: {msg}",
                                   status=err.get("code") if isinstance(err, dict) else None)
-        return payload
+        return toolcalls.recover(body, payload)
 
 
 @register("llm", "local")

@@ -116,7 +116,8 @@ class Tool:
 
 class SearchEngineArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    keywords: str = Field(min_length=1, description="keywords to search the medical corpus for")
+    # bounded so a constrained small model cannot loop inside the string until max_tokens
+    keywords: str = Field(min_length=1, max_length=120, description="keywords to search the medical corpus for")
 
 
 SEARCH_ENGINE = Tool("search_engine", "Search the medical knowledge base for passages.", SearchEngineArgs)

@@ -40,9 +40,10 @@ DRUG_RETRIEVE = {"retrievers": ["drugs"], "fusion": None, "top": 10, "final_k": 
 class DrugRagSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    # "schema": a JSON-schema constrained tool call (works with any GGUF); "auto" tries the
-    # server's native tool calling first (vLLM / hosted models), then falls back.
-    tool_mode: Literal["auto", "native", "schema"] = "schema"
+    # "auto": the OpenAI tools request (llama.cpp: schema-enforced, see llm/toolcalls.py; vLLM /
+    # hosted models: their own tool calling), falling back to a JSON-schema prompt when the
+    # server answers without tool_calls; "schema" skips straight to that prompt.
+    tool_mode: Literal["auto", "native", "schema"] = "auto"
     distill_max_tokens: int = Field(64, ge=8)
 
 
