@@ -201,14 +201,18 @@ def norm(text: str) -> str:
 
 
 def answer_hits(ranked: list[list[Passage]], rows: list[dict], k: int) -> dict:
-    gold = distract = 0.0
+    """answer@k with its Wilson 95 % CI and per-question hits (for paired tests), distractor@k."""
+    from medground.eval.metrics import wilson_ci
+
+    hits, distract = [], 0.0
     for ps, row in zip(ranked, rows, strict=True):
         text = norm(" ".join(p.chunk.text for p in ps[:k]))
-        gold += norm(row["answer"]) in text
+        hits.append(norm(row["answer"]) in text)
         wrong = [v for key, v in row["options"].items() if key != row["answer_idx"]]
         distract += sum(norm(v) in text for v in wrong) / len(wrong)
-    n = len(rows)
-    return {f"answer@{k}": gold / n, f"distractor@{k}": distract / n}
+    ci = wilson_ci(hits)
+    return {f"answer@{k}": ci.estimate, f"answer@{k}_ci95": [round(ci.low, 4), round(ci.high, 4)],
+            f"distractor@{k}": distract / len(rows), f"hits@{k}": "".join("1" if h else "0" for h in hits)}
 
 
 # --- main --------------------------------------------------------------------------------------
@@ -320,8 +324,15 @@ def print_table(report: dict, k: int) -> None:
         ranked = sorted(res[ds].items(), key=lambda kv: -kv[1][key])
         if len(ranked) >= 2:
             (a, da), (b, db) = ranked[0], ranked[1]
-            console.print(f"{ds}: best {a} ({key} {da[key]:.3f}), +{da[key] - db[key]:.3f} over {b}; "
-                          f"plain bm25 {res[ds].get('bm25', {}).get(key, float('nan')):.3f}")
+            line = (f"{ds}: best {a} ({key} {da[key]:.3f}), +{da[key] - db[key]:.3f} over {b}; "
+                    f"plain bm25 {res[ds].get('bm25', {}).get(key, float('nan')):.3f}")
+            hk = key.replace("answer", "hits")
+            if a != "bm25" and hk in da and hk in res[ds].get("bm25", {}):
+                from medground.eval.metrics import mcnemar_test
+
+                m = mcnemar_test([c == "1" for c in da[hk]], [c == "1" for c in res[ds]["bm25"][hk]])
+                line += f"; exact McNemar {a} vs bm25 p = {m.pvalue:.3g}"
+            console.print(line)
 
 
 if __name__ == "__main__":

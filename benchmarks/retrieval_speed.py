@@ -5,7 +5,8 @@
 Measures index build times; per-query p50/p95 and batched QPS for bm25s, rank_bm25 (same
 tokens and queries; it is slow, so a sample of queries is timed and QPS extrapolated), dense
 (query encoding timed apart from search), hybrid (bm25 + dense, RRF) and hybrid restricted to
-the top sections; peak RSS. Queries are MedQA test questions. Writes
+the top sections; Pyserini (Lucene) when ``--pyserini-python`` names an interpreter that has it
+(see benchmarks/pyserini_bm25.py); peak RSS. Queries are MedQA test questions. Writes
 benchmarks/results/retrieval_speed.json. Uses the chunk store under $MEDGROUND_HOME
 (ingesting the six OpenStax textbooks first when it is empty).
 """
@@ -99,6 +100,8 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--corpora", default=None, help="comma-separated corpus names in the store")
     ap.add_argument("--no-embedding-cache", action="store_true",
                     help="embed every chunk (honest build time) instead of reusing the cache")
+    ap.add_argument("--pyserini-python", default=None,
+                    help="python of a virtual environment with pyserini (and JAVA_HOME set): adds a Lucene row")
     ap.add_argument("--out", type=Path, default=RESULTS)
     args = ap.parse_args(argv)
     corpora = args.corpora.split(",") if args.corpora else None
@@ -172,6 +175,15 @@ def main(argv: list[str] | None = None) -> dict:
     okapi_qps = len(sample) / sum(per_okapi)
     rows.append(row(f"rank_bm25, {len(full_chunks)} chunks", per_okapi, sum(per_okapi), len(sample),
                     f"only {len(sample)} queries timed; QPS extrapolated"))
+    pyserini_qps = None
+    if args.pyserini_python:
+        lucene = run_pyserini(args.pyserini_python, full_chunks, queries, k)
+        build["pyserini (Lucene, full corpus)"] = lucene["build_seconds"]
+        rows.append(row(f"pyserini {lucene['version']}, {lucene['documents']} chunks", lucene["per_query_seconds"],
+                        lucene["batch_seconds"]["1"], len(queries), "Lucene BM25, own analyzer; batch 1 thread"))
+        rows.append(row(f"pyserini {lucene['version']}, 2 threads", None, lucene["batch_seconds"]["2"],
+                        len(queries), "batch only"))
+        pyserini_qps = len(queries) / lucene["batch_seconds"]["1"]
 
     # -- bm25s on the (possibly limited) chunk set shared with dense, for hybrid ------------------
     t0 = time.perf_counter()
@@ -233,6 +245,7 @@ def main(argv: list[str] | None = None) -> dict:
         "bm25s_2threads_vs_rank_bm25_qps_ratio": round(len(queries) / batch2 / okapi_qps, 1),
         "bm25s_numba_vs_rank_bm25_qps_ratio": round(bm25s_numba_qps / okapi_qps, 1) if bm25s_numba_qps else None,
         "bm25s_vs_rank_bm25_target": ">= 1000x",
+        "bm25s_vs_pyserini_qps_ratio": round(bm25s_qps / pyserini_qps, 2) if pyserini_qps else None,
         "hybrid_overhead_vs_dense_pct": round(100 * (hybrid_total - dense_total) / dense_total, 1),
         "hybrid_overhead_target": "<= 10 % (per query, dense time incl. encoding)",
         "hybrid_p50_ms_excl_encoding": round(pct(hybrid_per, 50), 3),
@@ -261,6 +274,22 @@ def main(argv: list[str] | None = None) -> dict:
     args.out.write_text(json.dumps(result, indent=2))
     print_table(result)
     return result
+
+
+def run_pyserini(python: str, chunks, queries: list[str], k: int) -> dict:
+    """Time Lucene BM25 in pyserini's own environment (benchmarks/pyserini_bm25.py)."""
+    import subprocess
+
+    with tempfile.TemporaryDirectory() as tmp:
+        docs, qfile = Path(tmp) / "docs.jsonl", Path(tmp) / "queries.json"
+        with docs.open("w") as f:
+            for c in chunks:  # the same fields bm25s indexes
+                f.write(json.dumps({"id": c.chunk_id, "contents": f"{c.title} {' '.join(c.section_path)} {c.text}"}) + "\n")
+        qfile.write_text(json.dumps(queries))
+        script = Path(__file__).with_name("pyserini_bm25.py")
+        out = subprocess.run([python, str(script), str(docs), str(qfile), "--k", str(k)],
+                             check=True, capture_output=True, text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def print_table(result: dict) -> None:

@@ -51,7 +51,7 @@ class LLMSettings(BaseModel):
     temperature: float = Field(0.0, ge=0.0)
     seed: int = 0
     max_concurrency: int | None = Field(None, ge=1, description="parallel requests; default local 1, openai 8")
-    timeout_s: float = Field(120.0, gt=0)
+    timeout_s: float = Field(120.0, gt=0, description="HTTP backends, per request; local generation is bounded by max_tokens")
     retries: int = Field(3, ge=0, description="extra attempts on timeouts, 429 and 5xx")
     backoff_s: float = Field(0.5, ge=0, description="first retry delay; doubles each attempt")
     prompt_cache: bool = Field(True, description="local: reuse the KV cache of a shared prompt prefix")
