@@ -58,9 +58,9 @@ def main() -> None:
             t0 = time.perf_counter()
             searcher.batch_search(queries, qids, k=args.k, threads=threads)
             batch[threads] = time.perf_counter() - t0
-        import pyserini
+        from importlib.metadata import version
 
-        print(json.dumps({"version": getattr(pyserini, "__version__", "?"), "build_seconds": build,
+        print(json.dumps({"version": version("pyserini"), "build_seconds": build,
                           "documents": searcher.num_docs, "per_query_seconds": per,
                           "batch_seconds": {str(t): s for t, s in batch.items()}}))
     finally:
