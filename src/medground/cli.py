@@ -31,6 +31,7 @@ _COMMANDS: list[tuple[str, str, str]] = [
     ("medground.eval.commands", "eval_app", "eval"),
     ("medground.eval.commands", "sweep_app", "sweep"),
     ("medground.eval.commands", "report_app", "report"),
+    ("medground.serve.commands", "app", "serve"),
 ]
 
 

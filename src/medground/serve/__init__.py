@@ -1,0 +1,1 @@
+"""HTTP API and consultation web page (the ``serve`` extra: FastAPI + uvicorn)."""

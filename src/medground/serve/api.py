@@ -1,0 +1,231 @@
+"""The HTTP API: questions, consultations and searches over the configured pipelines.
+
+    POST /v1/ask       {"question", "options"?, "pipeline"?}       → an Answer with citations
+    POST /v1/consult   {"messages": [{"role", "content"}, …]}       → the consultation pipeline's Answer
+    POST /v1/search    {"query", "k"?, "pipeline"?}                  → ranked passages with citation labels
+    GET  /v1/pipelines                                               → names, kinds, models
+    GET  /health                                                     → liveness, what is loaded
+    GET  /                                                           → the consultation web page
+
+Pipelines are named in ``ServeSettings`` (name → YAML config) and built on first use, since
+loading an LLM takes seconds; each is guarded by a lock because a local llama.cpp model serves
+one request at a time. Bad requests get 422 with the offending field named (pydantic); a
+pipeline that fails mid-answer returns 500 with the error text, never a made-up answer.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import asdict
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+from fastapi import FastAPI, HTTPException
+from fastapi.responses import HTMLResponse
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from medground.pipelines.base import Pipeline
+from medground.pipelines.config import PipelineConfig, load_pipeline_config
+from medground.schema import Answer, Passage, Question
+
+CONFIGS = Path(__file__).resolve().parents[3] / "configs" / "pipelines"
+
+
+class ServeSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    pipelines: dict[str, Path] = Field(
+        default_factory=lambda: {"rag": CONFIGS / "demo.yaml", "consult": CONFIGS / "drugrag.yaml"},
+        description="name → pipeline YAML config")
+    default: str = "rag"  # for /v1/ask and /v1/search when the request names none
+    consult: str = "consult"  # the pipeline behind /v1/consult and the web page
+    max_chars: int = Field(4000, ge=10, description="longest question, message or query accepted")
+
+    @model_validator(mode="after")
+    def _known_names(self) -> ServeSettings:
+        for field in ("default", "consult"):
+            name = getattr(self, field)
+            if name not in self.pipelines:
+                raise ValueError(f"{field}: {name!r} is not one of the configured pipelines {sorted(self.pipelines)}")
+        return self
+
+
+# --- request and response bodies ----------------------------------------------------------------
+class AskRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    question: str = Field(min_length=1)
+    options: dict[str, str] = Field(default_factory=dict, description='{"A": "text", …}; empty = free text')
+    pipeline: str | None = None
+
+    @field_validator("question")
+    @classmethod
+    def _not_blank(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("the question is empty or whitespace")
+        return v.strip()
+
+
+class Turn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    role: Literal["user", "assistant"]
+    content: str = Field(min_length=1)
+
+
+class ConsultRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    messages: list[Turn] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _ends_with_user(self) -> ConsultRequest:
+        if self.messages[-1].role != "user" or not self.messages[-1].content.strip():
+            raise ValueError("messages: the last turn must be the patient's (role 'user') and not empty")
+        return self
+
+
+class SearchRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    query: str = Field(min_length=1)
+    k: int = Field(6, ge=1, le=100)
+    pipeline: str | None = None
+
+
+def answer_json(answer: Answer) -> dict[str, Any]:
+    d = asdict(answer)
+    d["citations"] = [{**asdict(c), "label": c.label} for c in answer.citations]
+    return d
+
+
+def passage_json(rank: int, p: Passage) -> dict[str, Any]:
+    c = p.chunk
+    return {"rank": rank, "score": p.score, "source": p.source, "chunk_id": c.chunk_id, "doc_id": c.doc_id,
+            "title": c.title, "section_path": list(c.section_path), "text": c.text}
+
+
+def dialogue_text(turns: list[Turn]) -> tuple[str, str]:
+    """(earlier turns as 'Patient: … / Pharmacist: …' lines, the last patient message)."""
+    who = {"user": "Patient", "assistant": "Pharmacist"}
+    history = "\n".join(f"{who[t.role]}: {t.content.strip()}" for t in turns[:-1])
+    return history, turns[-1].content.strip()
+
+
+# --- the app ----------------------------------------------------------------------------------
+class PipelinePool:
+    """Pipelines by name, built on first use; one lock each (a local model answers one at a time)."""
+
+    def __init__(self, settings: ServeSettings, build: Callable[[PipelineConfig], Pipeline]):
+        self.settings = settings
+        self._build = build
+        self._configs: dict[str, PipelineConfig] = {}
+        self._pipes: dict[str, Pipeline] = {}
+        self._locks = {name: threading.Lock() for name in settings.pipelines}
+        self._guard = threading.Lock()
+
+    def config(self, name: str) -> PipelineConfig:
+        if name not in self.settings.pipelines:
+            raise HTTPException(404, f"unknown pipeline {name!r}; configured: {sorted(self.settings.pipelines)}")
+        if name not in self._configs:
+            self._configs[name] = load_pipeline_config(self.settings.pipelines[name])
+        return self._configs[name]
+
+    def run(self, name: str, fn: Callable[[Pipeline], Any]) -> Any:
+        cfg = self.config(name)
+        with self._locks[name]:
+            with self._guard:
+                pipe = self._pipes.get(name)
+            if pipe is None:
+                pipe = self._build(cfg)
+                with self._guard:
+                    self._pipes[name] = pipe
+            return fn(pipe)
+
+    def loaded(self) -> list[str]:
+        with self._guard:
+            return sorted(self._pipes)
+
+
+def create_app(settings: ServeSettings | None = None,
+               build: Callable[[PipelineConfig], Pipeline] | None = None) -> FastAPI:
+    """The API over ``settings``' pipelines; ``build`` makes a pipeline from its config (tests inject fakes)."""
+    from importlib.metadata import version
+
+    __version__ = version("medground")
+    settings = settings or ServeSettings()
+    if build is None:
+        from medground.pipelines.factory import build_pipeline as build
+    pool = PipelinePool(settings, build)
+    app = FastAPI(title="MedGround", version=__version__,
+                  description="Grounded medical question answering with cited evidence.")
+    app.state.pool = pool
+
+    def too_long(text: str, field: str) -> None:
+        if len(text) > settings.max_chars:
+            raise HTTPException(422, f"{field}: {len(text)} characters, at most {settings.max_chars} accepted")
+
+    def answered(name: str, question: Question) -> dict[str, Any]:
+        try:
+            answer = pool.run(name, lambda pipe: pipe.answer(question))
+        except HTTPException:
+            raise
+        except Exception as exc:  # the pipeline failed: say so, never invent an answer
+            raise HTTPException(500, f"pipeline {name!r} failed: {type(exc).__name__}: {exc}") from exc
+        return {"pipeline": name, "question": asdict(question), "answer": answer_json(answer)}
+
+    @app.get("/health")
+    def health() -> dict[str, Any]:
+        return {"status": "ok", "version": __version__, "pipelines": sorted(settings.pipelines),
+                "loaded": pool.loaded()}
+
+    @app.get("/v1/pipelines")
+    def pipelines() -> list[dict[str, Any]]:
+        out = []
+        for name in settings.pipelines:
+            cfg = pool.config(name)
+            out.append({"name": name, "pipeline": cfg.pipeline, "label": cfg.label, "llm": cfg.llm.model,
+                        "retrievers": list(cfg.retrieve.retrievers), "default": name == settings.default,
+                        "consult": name == settings.consult})
+        return out
+
+    @app.post("/v1/ask")
+    def ask(req: AskRequest) -> dict[str, Any]:
+        too_long(req.question, "question")
+        options = {k.strip().upper(): v.strip() for k, v in req.options.items()}
+        if any(not k or not v for k, v in options.items()):
+            raise HTTPException(422, "options: every option needs a letter and a text")
+        q = Question(qid="api", dataset="api", question=req.question, options=options)
+        return answered(req.pipeline or settings.default, q)
+
+    @app.post("/v1/consult")
+    def consult(req: ConsultRequest) -> dict[str, Any]:
+        for i, t in enumerate(req.messages):
+            too_long(t.content, f"messages[{i}].content")
+        history, last = dialogue_text(req.messages)
+        q = Question(qid="consult", dataset="api", question=last, context=history)
+        return answered(settings.consult, q)
+
+    @app.post("/v1/search")
+    def search(req: SearchRequest) -> dict[str, Any]:
+        too_long(req.query, "query")
+        name = req.pipeline or settings.default
+
+        def run(pipe: Pipeline) -> list[Passage]:
+            engine = getattr(pipe, "engine", None)
+            if engine is None:
+                raise HTTPException(400, f"pipeline {name!r} has no retriever (closed book)")
+            return engine.retrieve(req.query, k=req.k)
+
+        try:
+            passages = pool.run(name, run)
+        except HTTPException:
+            raise
+        except ValueError as exc:  # e.g. an empty query after normalisation
+            raise HTTPException(422, f"query: {exc}") from exc
+        return {"pipeline": name, "query": req.query,
+                "passages": [passage_json(i + 1, p) for i, p in enumerate(passages)]}
+
+    @app.get("/", response_class=HTMLResponse)
+    def page() -> str:
+        return resources.files("medground.serve").joinpath("static/consult.html").read_text(encoding="utf-8")
+
+    return app

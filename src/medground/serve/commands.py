@@ -1,0 +1,51 @@
+"""`medground serve`: the HTTP API and the consultation page on one port."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+app = typer.Typer(add_completion=False)
+
+
+@app.command()
+def serve(
+    pipeline: list[str] = typer.Option(
+        [], "--pipeline", "-p",
+        help="NAME=CONFIG.yaml (repeat). Default: rag=configs/pipelines/demo.yaml, consult=configs/pipelines/drugrag.yaml."),
+    default: Optional[str] = typer.Option(None, help="Pipeline for /v1/ask and /v1/search (default: rag or the first)."),
+    consult: Optional[str] = typer.Option(None, help="Pipeline behind /v1/consult and the page (default: consult or the first)."),
+    host: str = typer.Option("127.0.0.1", help="Address to bind; 0.0.0.0 exposes it to the network."),
+    port: int = typer.Option(8000, min=1, max=65535),
+) -> None:
+    """Serve /v1/ask, /v1/consult, /v1/search and the consultation web page at /."""
+    import uvicorn
+    from pydantic import ValidationError
+
+    from medground.serve.api import ServeSettings, create_app
+
+    fields: dict = {}
+    if pipeline:
+        named: dict[str, Path] = {}
+        for pair in pipeline:
+            name, sep, path = pair.partition("=")
+            if not sep or not name.strip() or not Path(path).is_file():
+                raise typer.BadParameter(f"expected NAME=CONFIG.yaml with an existing file, got {pair!r}",
+                                         param_hint="--pipeline")
+            named[name.strip()] = Path(path)
+        first = next(iter(named))
+        fields = {"pipelines": named, "default": "rag" if "rag" in named else first,
+                  "consult": "consult" if "consult" in named else first}
+    if default:
+        fields["default"] = default
+    if consult:
+        fields["consult"] = consult
+    try:
+        settings = ServeSettings(**fields)
+    except ValidationError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    typer.echo(f"MedGround on http://{host}:{port}/  (pipelines: {', '.join(settings.pipelines)}; "
+               f"built on first request)")
+    uvicorn.run(create_app(settings), host=host, port=port, log_level="warning")

@@ -1,0 +1,137 @@
+"""The HTTP API with pipelines replaced by recording fakes (the real ones are tested in pipelines/)."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("fastapi")
+from fastapi.testclient import TestClient
+
+from medground.schema import Answer, Chunk, Citation, Passage, Query, Question
+from medground.serve.api import CONFIGS, ServeSettings, create_app
+
+CITATION = Citation(number=1, chunk_id="c1", book="Pharmacology", chapter="Anticoagulants", section="Warfarin",
+                    title="Warfarin", text="Foods rich in vitamin K reduce the effect of warfarin.", score=1.0)
+
+
+class FakeEngine:
+    def __init__(self):
+        self.calls = []
+
+    def retrieve(self, query, k=None):
+        if not query.strip():
+            raise ValueError("query is empty or whitespace")
+        self.calls.append((query, k))
+        chunk = Chunk(chunk_id="c1", doc_id="d1", corpus="openstax", title="Warfarin",
+                      section_path=("Anticoagulants", "Warfarin"), text="Vitamin K and warfarin.",
+                      source_path="pharm.xml")
+        return [Passage(chunk, 2.5, "bm25", 1)][:k]
+
+
+class FakePipe:
+    def __init__(self, cfg, fail=False):
+        self.cfg, self.fail, self.questions = cfg, fail, []
+        self.engine = FakeEngine() if cfg.pipeline != "direct" else None
+
+    def answer(self, q: Question) -> Answer:
+        if self.fail:
+            raise RuntimeError("llama.cpp crashed")
+        self.questions.append(q)
+        choice = "B" if q.options else None
+        return Answer(outcome="answered", choice=choice, text="Keep vitamin K intake steady [1].",
+                      citations=[CITATION], queries=[Query("warfarin spinach", "distilled")],
+                      timings={"retrieve": 0.1, "read": 1.2})
+
+
+@pytest.fixture
+def built():
+    return {}
+
+
+@pytest.fixture
+def client(built):
+    def build(cfg):
+        built[cfg.pipeline] = built.get(cfg.pipeline, 0) + 1
+        pipe = FakePipe(cfg)
+        built[f"pipe:{cfg.pipeline}"] = pipe
+        return pipe
+
+    return TestClient(create_app(ServeSettings(), build=build))
+
+
+def test_ask_returns_answer_with_citations_and_builds_pipeline_once(client, built):
+    r = client.post("/v1/ask", json={"question": "Which electrolyte raises digoxin toxicity?",
+                                     "options": {"a": "Hyperkalemia", "B": "Hypokalemia"}})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["pipeline"] == "rag" and body["answer"]["choice"] == "B"
+    assert body["answer"]["citations"][0]["label"] == "Pharmacology / Anticoagulants / Warfarin"
+    assert body["question"]["options"] == {"A": "Hyperkalemia", "B": "Hypokalemia"}  # letters normalised
+    client.post("/v1/ask", json={"question": "Why pyridoxine with isoniazid?"})
+    assert built["rag"] == 1  # loaded on first use, then reused
+    assert client.get("/health").json()["loaded"] == ["rag"]
+
+
+def test_consult_turns_become_the_dialogue(client, built):
+    msgs = [{"role": "user", "content": "I started Coumadin last week."},
+            {"role": "assistant", "content": "How can I help?"},
+            {"role": "user", "content": "Can I still eat spinach salads?"}]
+    r = client.post("/v1/consult", json={"messages": msgs})
+    assert r.status_code == 200, r.text
+    q = built["pipe:drugrag"].questions[0]
+    assert q.question == "Can I still eat spinach salads?"
+    assert q.context == "Patient: I started Coumadin last week.\nPharmacist: How can I help?"
+    q0 = r.json()["answer"]["queries"][0]
+    assert (q0["text"], q0["kind"]) == ("warfarin spinach", "distilled")
+
+
+def test_search_uses_the_pipelines_engine(client, built):
+    r = client.post("/v1/search", json={"query": "warfarin vitamin K", "k": 3})
+    assert r.status_code == 200, r.text
+    p = r.json()["passages"][0]
+    assert (p["rank"], p["chunk_id"], p["section_path"]) == (1, "c1", ["Anticoagulants", "Warfarin"])
+    assert built["pipe:rag"].engine.calls == [("warfarin vitamin K", 3)]
+
+
+@pytest.mark.parametrize("path,body,needle", [
+    ("/v1/ask", {"question": "   "}, "empty"),
+    ("/v1/ask", {"question": "x", "colour": "red"}, "colour"),
+    ("/v1/ask", {"question": "x", "options": {"A": ""}}, "option"),
+    ("/v1/ask", {"question": "x" * 5000}, "at most 4000"),
+    ("/v1/consult", {"messages": []}, "messages"),
+    ("/v1/consult", {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yes"}]},
+     "last turn"),
+    ("/v1/consult", {"messages": [{"role": "doctor", "content": "hi"}]}, "role"),
+    ("/v1/search", {"query": "aspirin", "k": 0}, "k"),
+])
+def test_bad_requests_name_the_field(client, path, body, needle):
+    r = client.post(path, json=body)
+    assert r.status_code == 422
+    assert needle in r.text
+
+
+def test_unknown_pipeline_is_404_and_failure_is_500_not_an_answer():
+    app = create_app(ServeSettings(), build=lambda cfg: FakePipe(cfg, fail=True))
+    c = TestClient(app)
+    assert c.post("/v1/ask", json={"question": "x", "pipeline": "nope"}).status_code == 404
+    r = c.post("/v1/ask", json={"question": "Why?"})
+    assert r.status_code == 500 and "llama.cpp crashed" in r.json()["detail"]
+
+
+def test_closed_book_pipeline_cannot_search():
+    settings = ServeSettings(pipelines={"rag": CONFIGS / "direct.yaml", "consult": CONFIGS / "drugrag.yaml"})
+    c = TestClient(create_app(settings, build=FakePipe))
+    r = c.post("/v1/search", json={"query": "aspirin"})
+    assert r.status_code == 400 and "closed book" in r.json()["detail"]
+
+
+def test_settings_refuse_unknown_default():
+    with pytest.raises(ValueError, match="default: 'x' is not one of"):
+        ServeSettings(default="x")
+
+
+def test_pipelines_listing_and_page(client):
+    names = {p["name"]: p for p in client.get("/v1/pipelines").json()}
+    assert names["rag"]["default"] and names["consult"]["pipeline"] == "drugrag"
+    page = client.get("/")
+    assert page.status_code == 200 and "/v1/consult" in page.text and "textContent" in page.text
