@@ -72,4 +72,7 @@ def test_drugrag_with_real_model(small_llm, drug_engine):
     q = Question(qid="c3", dataset="unit", question="What are the side effects of Advil?")
     ans = DrugRagPipeline(small_llm, drug_engine).answer(q)
     assert ans.outcome in {"answered", "insufficient_evidence"}
-    assert ans.queries and ans.tokens["llm_calls"] == 2
+    # One distill call (a native tool call: llama.cpp enforces the schema), then a read only when
+    # the database matched the 135M model's keywords (they are often invented).
+    assert ans.queries and ans.metadata["distill_failure"] is None
+    assert ans.tokens["llm_calls"] == (2 if ans.citations else 1)
