@@ -21,6 +21,7 @@ _GROUPS: list[tuple[str, str, str, str]] = [
     ("medground.corpus.drug_commands", "app", "drugs", "The entity-oriented medicine database."),
     ("medground.index.commands", "app", "index", "Build and inspect retrieval indexes."),
     ("medground.llm.commands", "app", "models", "Pull and list local model weights."),
+    ("medground.train.commands", "app", "train", "LLM-feedback labels and a reranker fine-tuned on them."),
 ]
 
 # Single commands (module, attribute, name): their module holds one typer app with one command.

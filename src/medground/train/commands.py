@@ -1,0 +1,83 @@
+"""`medground train feedback|reranker`: LLM-feedback labels, then a reranker fine-tuned on them."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+app = typer.Typer(add_completion=False, no_args_is_help=True)
+
+
+def heldout(qid: str, share: float, seed: int = 0) -> bool:
+    """A stable train / held-out split by question id (independent of file order)."""
+    h = int(hashlib.sha256(f"holdout\x1f{seed}\x1f{qid}".encode()).hexdigest()[:8], 16)
+    return h / 0xFFFFFFFF < share
+
+
+@app.command()
+def feedback(
+    out: Path = typer.Option(..., help="JSONL file to write (resumes if it exists)."),
+    dataset: str = typer.Option("medagents/medmcqa", help="A multiple-choice set with gold letters."),
+    subset: Optional[int] = typer.Option(200, help="Seeded subset size (0 = all)."),
+    seed: int = typer.Option(0),
+    config: Path = typer.Option(Path("configs/pipelines/rag.yaml"),
+                                help="Pipeline YAML whose llm and retrieve sections are used."),
+    model: Optional[str] = typer.Option(None, help="Override the config's LLM."),
+    passages: int = typer.Option(8, min=1, help="Retrieved passages judged per question."),
+) -> None:
+    """Judge retrieved passages by whether they turn the LLM's wrong answer right."""
+    from medground.eval.datasets import load_dataset
+    from medground.eval.datasets import subset as take
+    from medground.pipelines.config import load_pipeline_config
+    from medground.pipelines.factory import shared_engine, shared_llm
+    from medground.train.feedback import FeedbackSettings, collect
+
+    cfg = load_pipeline_config(config)
+    llm_settings = cfg.llm.model_copy(update={"model": model}) if model else cfg.llm
+    questions = load_dataset(dataset)
+    if subset:
+        questions = take(questions, subset, seed=seed)
+    report = collect(shared_llm(llm_settings), shared_engine(cfg.retrieve), questions, out,
+                     FeedbackSettings(passages=passages), progress=True)
+    typer.echo(json.dumps(asdict(report), indent=2))
+
+
+@app.command()
+def reranker(
+    feedback_file: Path = typer.Option(..., "--feedback", exists=True, dir_okay=False, help="From `train feedback`."),
+    out: Path = typer.Option(..., help="Directory for the fine-tuned CrossEncoder."),
+    rule: str = typer.Option("flip", help="flip (wrong→right = positive, LLM-AMT) | gain (P(gold) rises ≥ margin)."),
+    margin: float = typer.Option(0.1),
+    holdout: float = typer.Option(0.2, min=0.0, max=0.9, help="Share of questions kept out for evaluation."),
+    base_model: Optional[str] = typer.Option(None, help="Start point (default: the bundled MiniLM)."),
+    epochs: float = typer.Option(2.0),
+    seed: int = typer.Option(0),
+) -> None:
+    """Fine-tune a cross-encoder on the feedback and compare it with first-stage order on held-out questions."""
+    from medground.train.feedback import load_feedback, training_pairs
+    from medground.train.reranker import RerankerTrainSettings, evaluate, train_reranker
+
+    if rule not in {"flip", "gain"}:
+        raise typer.BadParameter("expected flip or gain", param_hint="--rule")
+    judgements = load_feedback(feedback_file)
+    train = [j for j in judgements if not heldout(j.qid, holdout, seed)]
+    test = [j for j in judgements if heldout(j.qid, holdout, seed)]
+    pairs = training_pairs(train, rule, margin)
+    try:
+        report = train_reranker(pairs, out, RerankerTrainSettings(base_model=base_model, epochs=epochs, seed=seed))
+    except ValueError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    result = {"train": asdict(report), "heldout_questions": len({j.qid for j in test})}
+    if test:
+        try:
+            result["heldout"] = evaluate(test, out, rule=rule, margin=margin)
+        except ValueError as exc:
+            result["heldout"] = {"error": str(exc)}
+    (out / "heldout_eval.json").write_text(json.dumps(result, indent=2) + "\n")
+    typer.echo(json.dumps(result, indent=2))

@@ -1,0 +1,166 @@
+"""Relevance labels from LLM feedback (LLM-AMT's retriever fine-tuning signal).
+
+For a multiple-choice question with a gold answer, the reader scores the options closed book,
+then once with each retrieved passage as context. A passage is *positive* when it turns a
+wrong closed-book answer right (rule ``flip``, LLM-AMT); every other retrieved passage is a
+*hard negative* (retrieved, yet no help). Rule ``gain`` labels by how much the passage raises
+the probability of the gold letter instead, which also yields positives for questions the
+model already gets right. Both probabilities are kept, so the rule can be changed afterwards
+without calling the LLM again.
+
+Judgements go to a JSONL file, one line per question (all its passages), appended and fsync'd:
+an interrupted collection resumes at the first question without a complete line, and nothing
+written before is lost.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from medground.llm.base import LLM
+from medground.llm.scoring import mcq_messages, score_options
+from medground.retrieve.engine import RetrievalEngine
+from medground.schema import Question
+
+
+class FeedbackSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    passages: int = Field(8, ge=1, description="retrieved passages judged per question")
+    rule: Literal["flip", "gain"] = "flip"
+    margin: float = Field(0.1, gt=0, le=1, description="rule gain: rise in P(gold) that makes a positive")
+
+
+@dataclass(slots=True)
+class Judgement:
+    qid: str
+    query: str  # what the retriever was asked (the question stem)
+    chunk_id: str
+    passage: str
+    rank: int  # 1-based rank in the first-stage list
+    base_correct: bool  # closed book
+    with_correct: bool  # with this passage as context
+    base_gold_prob: float
+    with_gold_prob: float
+    parse_failure: bool = False  # the reader put no mass on any letter: not a usable judgement
+
+    def label(self, rule: str = "flip", margin: float = 0.1) -> int:
+        if self.parse_failure:
+            return 0
+        if rule == "flip":
+            return int(not self.base_correct and self.with_correct)
+        return int(self.with_gold_prob - self.base_gold_prob >= margin)
+
+
+@dataclass(slots=True)
+class FeedbackReport:
+    questions: int  # judged in this call
+    resumed: int  # already in the file, skipped
+    skipped: int  # not usable (no options or no gold letter)
+    judgements: int
+    positives: int
+    parse_failures: int
+
+
+def _gold_prob(probs: dict[str, float], gold: str) -> float:
+    return float(probs.get(gold, 0.0))
+
+
+def judge(llm: LLM, engine: RetrievalEngine, question: Question, settings: FeedbackSettings) -> list[Judgement]:
+    """Closed-book and per-passage letter scores for one question (1 + ``passages`` forward passes)."""
+    letters = list(question.options)
+    gold = question.answer or ""
+    base = score_options(llm, mcq_messages(question.question, question.options), letters)
+    base_ok = base.outcome == "answered" and base.choice == gold
+    out = []
+    for rank, p in enumerate(engine.retrieve(question.question, k=settings.passages), start=1):
+        with_p = score_options(llm, mcq_messages(question.question, question.options, context=p.chunk.text), letters)
+        out.append(Judgement(
+            qid=question.qid, query=question.question, chunk_id=p.chunk.chunk_id, passage=p.chunk.text, rank=rank,
+            base_correct=base_ok, with_correct=with_p.outcome == "answered" and with_p.choice == gold,
+            base_gold_prob=_gold_prob(base.probs, gold), with_gold_prob=_gold_prob(with_p.probs, gold),
+            parse_failure=with_p.outcome != "answered" or base.outcome != "answered"))
+    return out
+
+
+def load_feedback(path: str | Path) -> list[Judgement]:
+    """Judgements from a feedback file; a torn last line (killed mid-write) is ignored."""
+    return [j for _, js in _questions(Path(path)) for j in js]
+
+
+def _questions(path: Path) -> list[tuple[str, list[Judgement]]]:
+    if not path.is_file():
+        return []
+    lines = path.read_text(encoding="utf-8").split("\n")
+    complete, tail = lines[:-1], lines[-1]  # text after the last newline is a torn write
+    out = []
+    for i, line in enumerate(complete, start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            out.append((row["qid"], [Judgement(**j) for j in row["judgements"]]))
+        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            raise ValueError(f"{path}:{i}: not a feedback line ({type(exc).__name__}: {exc})") from exc
+    if tail.strip():
+        with path.open("r+", encoding="utf-8") as f:  # cut the torn line so appends start clean
+            f.truncate(len("\n".join(complete).encode("utf-8")) + (1 if complete else 0))
+    return out
+
+
+def collect(llm: LLM, engine: RetrievalEngine, questions: Iterable[Question], out: str | Path,
+            settings: FeedbackSettings | None = None, *, progress: bool = False) -> FeedbackReport:
+    """Judge ``questions`` into ``out`` (JSONL), skipping those already there."""
+    settings = settings or FeedbackSettings()
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    done = {qid for qid, _ in _questions(out)}
+    todo, skipped = [], 0
+    for q in questions:
+        if q.qid in done:
+            continue
+        if not q.options or (q.answer or "") not in q.options:
+            skipped += 1
+            continue
+        todo.append(q)
+    if progress:
+        from tqdm import tqdm
+
+        todo = tqdm(todo, desc="LLM feedback", unit="q")
+    judged = positives = failures = n_q = 0
+    with out.open("a", encoding="utf-8") as f:
+        for q in todo:
+            js = judge(llm, engine, q, settings)
+            f.write(json.dumps({"qid": q.qid, "judgements": [asdict(j) for j in js]}, ensure_ascii=False) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+            n_q += 1
+            judged += len(js)
+            positives += sum(j.label(settings.rule, settings.margin) for j in js)
+            failures += sum(j.parse_failure for j in js)
+    return FeedbackReport(questions=n_q, resumed=len(done), skipped=skipped, judgements=judged,
+                          positives=positives, parse_failures=failures)
+
+
+def training_pairs(judgements: Sequence[Judgement], rule: str = "flip", margin: float = 0.1,
+                   *, only_questions_with_positive: bool = True) -> list[tuple[str, str, int]]:
+    """(query, passage, label) rows; by default only questions that have a positive, so every
+    negative is a hard negative against a passage that did help."""
+    by_q: dict[str, list[Judgement]] = {}
+    for j in judgements:
+        if not j.parse_failure:
+            by_q.setdefault(j.qid, []).append(j)
+    rows = []
+    for js in by_q.values():
+        labels = [j.label(rule, margin) for j in js]
+        if only_questions_with_positive and not any(labels):
+            continue
+        rows += [(j.query, j.passage, y) for j, y in zip(js, labels)]
+    return rows
