@@ -135,3 +135,19 @@ def test_pipelines_listing_and_page(client):
     assert names["rag"]["default"] and names["consult"]["pipeline"] == "drugrag"
     page = client.get("/")
     assert page.status_code == 200 and "/v1/consult" in page.text and "textContent" in page.text
+
+
+def test_page_script_parses():
+    import re
+    import shutil
+    import subprocess
+    from importlib import resources
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    html = resources.files("medground.serve").joinpath("static/consult.html").read_text(encoding="utf-8")
+    script = re.search(r"<script>(.*)</script>", html, re.S).group(1)
+    r = subprocess.run([node, "--check", "-"], input=script, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert "innerHTML" not in script  # model output goes in as text only
