@@ -327,7 +327,7 @@ def print_table(report: dict, k: int) -> None:
             line = (f"{ds}: best {a} ({key} {da[key]:.3f}), +{da[key] - db[key]:.3f} over {b}; "
                     f"plain bm25 {res[ds].get('bm25', {}).get(key, float('nan')):.3f}")
             hk = key.replace("answer", "hits")
-            if a != "bm25" and hk in da and hk in res[ds].get("bm25", {}):
+            if hk != key and a != "bm25" and hk in da and hk in res[ds].get("bm25", {}):
                 from medground.eval.metrics import mcnemar_test
 
                 m = mcnemar_test([c == "1" for c in da[hk]], [c == "1" for c in res[ds]["bm25"][hk]])
