@@ -76,7 +76,7 @@ def train_reranker(pairs: Sequence[tuple[str, str, int]], out_dir: str | Path,
     positives = sum(y for _, _, y in pairs)
     if not pairs or positives == 0 or positives == len(pairs):
         raise ValueError(f"training needs both positive and negative pairs; got {positives} positives "
-                         f"of {len(pairs)} (collect feedback on more questions, or use rule 'gain')")
+                         f"of {len(pairs)} (collect feedback on more questions, or change the labelling rule or margin)")
     out_dir = Path(out_dir)
     pos_weight = settings.pos_weight or (len(pairs) - positives) / positives
     t0 = time.perf_counter()
