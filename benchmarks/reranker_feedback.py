@@ -32,8 +32,13 @@ from medground.eval.datasets import load_dataset, subset
 from medground.llm.base import LLMSettings, create_llm
 from medground.pipelines.config import load_pipeline_config
 from medground.retrieve.engine import RetrievalEngine
-from medground.train.commands import heldout
-from medground.train.feedback import FeedbackSettings, collect, load_feedback, training_pairs
+from medground.train.feedback import (
+    FeedbackSettings,
+    collect,
+    heldout,
+    load_feedback,
+    training_pairs,
+)
 from medground.train.reranker import RerankerTrainSettings, evaluate, train_reranker
 
 RESULTS = Path(__file__).parent / "results" / "reranker_feedback.json"

@@ -8,8 +8,15 @@ import pytest
 
 from medground.llm.base import ChatRequest, ChatResult, LLMSettings, TokenLogprob
 from medground.schema import Chunk, Passage, Question
-from medground.train.commands import heldout
-from medground.train.feedback import FeedbackSettings, Judgement, collect, judge, load_feedback, training_pairs
+from medground.train.feedback import (
+    FeedbackSettings,
+    Judgement,
+    collect,
+    heldout,
+    judge,
+    load_feedback,
+    training_pairs,
+)
 from medground.train.reranker import _expected_rr
 
 
@@ -57,7 +64,7 @@ def test_judge_labels_the_passage_that_flips_the_answer():
     assert llm.calls == 4  # closed book + 3 passages
     assert [j.label() for j in js] == [0, 1, 0]
     assert [j.rank for j in js] == [1, 2, 3] and not js[0].base_correct and js[1].with_correct
-    assert js[1].with_gold_prob > 0.9 > 0.3 > js[0].with_gold_prob
+    assert js[1].with_gold_prob > 0.9 and js[0].with_gold_prob < 0.3
     assert [j.label("gain", 0.1) for j in js] == [0, 1, 0]
 
 

@@ -27,10 +27,9 @@ from fastapi.responses import HTMLResponse
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from medground.pipelines.base import Pipeline
+from medground.pipelines.commands import CONFIGS, answer_dict
 from medground.pipelines.config import PipelineConfig, load_pipeline_config
-from medground.schema import Answer, Passage, Question
-
-CONFIGS = Path(__file__).resolve().parents[3] / "configs" / "pipelines"
+from medground.schema import Passage, Question
 
 
 class ServeSettings(BaseModel):
@@ -89,12 +88,6 @@ class SearchRequest(BaseModel):
     query: str = Field(min_length=1)
     k: int = Field(6, ge=1, le=100)
     pipeline: str | None = None
-
-
-def answer_json(answer: Answer) -> dict[str, Any]:
-    d = asdict(answer)
-    d["citations"] = [{**asdict(c), "label": c.label} for c in answer.citations]
-    return d
 
 
 def passage_json(rank: int, p: Passage) -> dict[str, Any]:
@@ -170,7 +163,7 @@ def create_app(settings: ServeSettings | None = None,
             raise
         except Exception as exc:  # the pipeline failed: say so, never invent an answer
             raise HTTPException(500, f"pipeline {name!r} failed: {type(exc).__name__}: {exc}") from exc
-        return {"pipeline": name, "question": asdict(question), "answer": answer_json(answer)}
+        return {"pipeline": name, "question": asdict(question), "answer": answer_dict(answer)}
 
     @app.get("/health")
     def health() -> dict[str, Any]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import asdict
 from pathlib import Path
@@ -11,12 +10,6 @@ from typing import Optional
 import typer
 
 app = typer.Typer(add_completion=False, no_args_is_help=True)
-
-
-def heldout(qid: str, share: float, seed: int = 0) -> bool:
-    """A stable train / held-out split by question id (independent of file order)."""
-    h = int(hashlib.sha256(f"holdout\x1f{seed}\x1f{qid}".encode()).hexdigest()[:8], 16)
-    return h / 0xFFFFFFFF < share
 
 
 @app.command()
@@ -59,7 +52,7 @@ def reranker(
     seed: int = typer.Option(0),
 ) -> None:
     """Fine-tune a cross-encoder on the feedback and compare it with first-stage order on held-out questions."""
-    from medground.train.feedback import load_feedback, training_pairs
+    from medground.train.feedback import heldout, load_feedback, training_pairs
     from medground.train.reranker import RerankerTrainSettings, evaluate, train_reranker
 
     if rule not in {"flip", "gain"}:

@@ -15,6 +15,7 @@ written before is lost.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Iterable, Sequence
@@ -92,16 +93,17 @@ def judge(llm: LLM, engine: RetrievalEngine, question: Question, settings: Feedb
 
 def load_feedback(path: str | Path) -> list[Judgement]:
     """Judgements from a feedback file; a torn last line (killed mid-write) is ignored."""
-    return [j for _, js in _questions(Path(path)) for j in js]
+    return [j for _, js in _questions(Path(path))[0] for j in js]
 
 
-def _questions(path: Path) -> list[tuple[str, list[Judgement]]]:
+def _questions(path: Path) -> tuple[list[tuple[str, list[Judgement]]], int]:
+    """Complete lines as (qid, judgements), and the byte length they span (a torn tail excluded)."""
     if not path.is_file():
-        return []
-    lines = path.read_text(encoding="utf-8").split("\n")
-    complete, tail = lines[:-1], lines[-1]  # text after the last newline is a torn write
+        return [], 0
+    data = path.read_bytes()
+    end = data.rfind(b"\n") + 1  # bytes after the last newline are a torn write
     out = []
-    for i, line in enumerate(complete, start=1):
+    for i, line in enumerate(data[:end].decode("utf-8").splitlines(), start=1):
         if not line.strip():
             continue
         try:
@@ -109,10 +111,7 @@ def _questions(path: Path) -> list[tuple[str, list[Judgement]]]:
             out.append((row["qid"], [Judgement(**j) for j in row["judgements"]]))
         except (json.JSONDecodeError, KeyError, TypeError) as exc:
             raise ValueError(f"{path}:{i}: not a feedback line ({type(exc).__name__}: {exc})") from exc
-    if tail.strip():
-        with path.open("r+", encoding="utf-8") as f:  # cut the torn line so appends start clean
-            f.truncate(len("\n".join(complete).encode("utf-8")) + (1 if complete else 0))
-    return out
+    return out, end
 
 
 def collect(llm: LLM, engine: RetrievalEngine, questions: Iterable[Question], out: str | Path,
@@ -121,7 +120,10 @@ def collect(llm: LLM, engine: RetrievalEngine, questions: Iterable[Question], ou
     settings = settings or FeedbackSettings()
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    done = {qid for qid, _ in _questions(out)}
+    rows, end = _questions(out)
+    done = {qid for qid, _ in rows}
+    if out.is_file() and out.stat().st_size > end:
+        os.truncate(out, end)  # drop the torn line so appends start clean
     todo, skipped = [], 0
     for q in questions:
         if q.qid in done:
@@ -149,16 +151,27 @@ def collect(llm: LLM, engine: RetrievalEngine, questions: Iterable[Question], ou
                           positives=positives, parse_failures=failures)
 
 
+def by_question(judgements: Sequence[Judgement]) -> dict[str, list[Judgement]]:
+    """Usable judgements (the reader answered) per question, in first-stage rank order."""
+    out: dict[str, list[Judgement]] = {}
+    for j in judgements:
+        if not j.parse_failure:
+            out.setdefault(j.qid, []).append(j)
+    return {qid: sorted(js, key=lambda j: j.rank) for qid, js in out.items()}
+
+
+def heldout(qid: str, share: float, seed: int = 0) -> bool:
+    """A stable train / held-out split by question id (independent of file order)."""
+    h = int(hashlib.sha256(f"holdout\x1f{seed}\x1f{qid}".encode()).hexdigest()[:8], 16)
+    return h / 0xFFFFFFFF < share
+
+
 def training_pairs(judgements: Sequence[Judgement], rule: str = "flip", margin: float = 0.1,
                    *, only_questions_with_positive: bool = True) -> list[tuple[str, str, int]]:
     """(query, passage, label) rows; by default only questions that have a positive, so every
     negative is a hard negative against a passage that did help."""
-    by_q: dict[str, list[Judgement]] = {}
-    for j in judgements:
-        if not j.parse_failure:
-            by_q.setdefault(j.qid, []).append(j)
     rows = []
-    for js in by_q.values():
+    for js in by_question(judgements).values():
         labels = [j.label(rule, margin) for j in js]
         if only_questions_with_positive and not any(labels):
             continue

@@ -22,7 +22,8 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from medground.train.feedback import Judgement
+from medground.eval.retrieval_metrics import reciprocal_rank
+from medground.train.feedback import Judgement, by_question
 
 
 class RerankerTrainSettings(BaseModel):
@@ -102,38 +103,33 @@ def train_reranker(pairs: Sequence[tuple[str, str, int]], out_dir: str | Path,
 
 
 # --- evaluation on held-out feedback ------------------------------------------------------------
-def _ranking_metrics(orders: list[list[int]]) -> dict[str, float]:
-    """orders: per question, labels (1/0) in ranked order → MRR of the first positive, P@1."""
-    rr = [1.0 / (ys.index(1) + 1) for ys in orders]
-    return {"mrr": float(np.mean(rr)), "p_at_1": float(np.mean([ys[0] == 1 for ys in orders]))}
+def _summary(rankings: list[list[int]], helpful: list[set[int]]) -> dict[str, float]:
+    return {"mrr": float(np.mean([reciprocal_rank(r, h) for r, h in zip(rankings, helpful)])),
+            "p_at_1": float(np.mean([reciprocal_rank(r, h, k=1) for r, h in zip(rankings, helpful)]))}
 
 
 def evaluate(judgements: Sequence[Judgement], model: str | Path, *, rule: str = "flip", margin: float = 0.1,
              batch_size: int = 32) -> dict:
-    """First-stage order vs reranker order of the judged passages, on questions with a positive."""
+    """First-stage order vs reranker order of the judged passages, on questions with both kinds."""
     from sentence_transformers.cross_encoder import CrossEncoder
 
-    by_q: dict[str, list[Judgement]] = {}
-    for j in judgements:
-        if not j.parse_failure:
-            by_q.setdefault(j.qid, []).append(j)
-    groups = [sorted(js, key=lambda j: j.rank) for js in by_q.values()
-              if any(j.label(rule, margin) for j in js) and not all(j.label(rule, margin) for j in js)]
+    groups = []  # (judgements in first-stage order, positions of the helpful ones)
+    for js in by_question(judgements).values():
+        helpful = {i for i, j in enumerate(js) if j.label(rule, margin)}
+        if 0 < len(helpful) < len(js):
+            groups.append((js, helpful))
     if not groups:
         raise ValueError("no held-out question has both a helpful and an unhelpful passage")
     ce = CrossEncoder(str(model), device="cpu")
-    first, reranked = [], []
-    for js in groups:
-        labels = [j.label(rule, margin) for j in js]
+    reranked = []
+    for js, _ in groups:
         scores = ce.predict([(j.query, j.passage) for j in js], batch_size=batch_size, show_progress_bar=False)
-        order = np.argsort(-np.asarray(scores), kind="stable")
-        first.append(labels)
-        reranked.append([labels[i] for i in order])
-    passages = sum(len(js) for js in groups)
-    return {"questions": len(groups), "passages": passages, "rule": rule,
-            "first_stage": _ranking_metrics(first), "reranker": _ranking_metrics(reranked),
-            "random_mrr": float(np.mean([_expected_rr(len(js), sum(j.label(rule, margin) for j in js))
-                                         for js in groups]))}
+        reranked.append(np.argsort(-np.asarray(scores), kind="stable").tolist())
+    helpful = [h for _, h in groups]
+    return {"questions": len(groups), "passages": sum(len(js) for js, _ in groups), "rule": rule,
+            "first_stage": _summary([list(range(len(js))) for js, _ in groups], helpful),
+            "reranker": _summary(reranked, helpful),
+            "random_mrr": float(np.mean([_expected_rr(len(js), len(h)) for js, h in groups]))}
 
 
 def _expected_rr(n: int, positives: int) -> float:
