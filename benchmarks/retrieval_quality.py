@@ -43,6 +43,7 @@ from rich.table import Table
 from tqdm import tqdm
 
 from medground.paths import data_root
+from medground.retrieve.base import check_query
 from medground.retrieve.engine import RetrievalEngine, RetrieveSettings
 from medground.schema import Chunk, Passage
 
@@ -58,7 +59,7 @@ class Memo:
         self.k = k
         self.results: dict[str, list[Passage]] = {}
         t0 = time.perf_counter()
-        unique = list(dict.fromkeys(q.strip() for q in queries))  # the engine strips queries
+        unique = list(dict.fromkeys(check_query(q) for q in queries))  # keyed as the engine sees them
         for i in tqdm(range(0, len(unique), 64), desc=desc, unit="batch", file=sys.stderr):
             batch = unique[i : i + 64]
             for q, ps in zip(batch, inner.batch_search(batch, k=k), strict=True):
@@ -66,7 +67,7 @@ class Memo:
         self.seconds_per_query = (time.perf_counter() - t0) / max(len(unique), 1)
 
     def search(self, query: str, k: int = 10) -> list[Passage]:
-        return [Passage(p.chunk, p.score, p.source, p.rank) for p in self.results[query.strip()][:k]]
+        return [Passage(p.chunk, p.score, p.source, p.rank) for p in self.results[check_query(query)][:k]]
 
     def batch_search(self, queries: Sequence[str], k: int = 10) -> list[list[Passage]]:
         return [self.search(q, k) for q in queries]
