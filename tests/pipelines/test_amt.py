@@ -89,3 +89,21 @@ def test_amt_end_to_end_with_real_model(small_llm, tiny_chunks, mcq):
     if ans.outcome == "answered":
         assert ans.choice in mcq.options
     assert ans.timings["total"] > 0 and ans.tokens["llm_calls"] == 4
+
+
+def test_logprob_confidences_are_ten_times_the_letter_probabilities(tiny_chunks, mcq):
+    import math
+
+    # The scripted reader's letter log-probabilities: B clearly first.
+    lp = {"A": math.log(0.2), "B": math.log(0.7), "C": math.log(0.05), "D": math.log(0.05)}
+    llm = ScriptedLLM(lambda u, k: "unused", letter_logprobs=lp)
+    pipe = AmtPipeline(llm, _engine(tiny_chunks), AmtSettings(augment=False, passages=2, confidence="logprob"))
+    ans = pipe.answer(mcq)
+    votes = ans.metadata["votes"]
+    assert votes and all(v["choice"] == "B" for v in votes)
+    assert all(abs(v["confidence"] - 7.0) < 1e-6 for v in votes)
+    assert all(abs(v["scores"]["A"] - 2.0) < 1e-6 for v in votes)
+    assert ans.choice == "B" and abs(ans.option_scores["B"] - 7.0 * len(votes)) < 1e-6
+    # One forward pass per passage: every reading call asked for one token with alternatives.
+    reads = [c for c in llm.calls if "Passage (" in c["user"]]
+    assert len(reads) == len(votes) and all(c["max_tokens"] == 1 for c in reads)

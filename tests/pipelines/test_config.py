@@ -56,6 +56,6 @@ def test_every_run_of_the_shipped_sweeps_is_a_valid_pipeline_config():
         assert runs, grid
         for spec in runs:
             cfg = pipeline_config(spec.config, source=f"{grid.name}:{spec.name}")
-            assert cfg.pipeline in {"direct", "rag"}
+            assert cfg.pipeline in {"direct", "rag", "amt", "imedrag"}
     study = expand(load_sweep(grids[[g.name for g in grids].index("study.yaml")]))
     assert sum(1 for s in study if s.config["pipeline"] == "rag") == 40

@@ -7,7 +7,7 @@ import pytest
 from medground.corpus.drugs import AttributeType as A
 from medground.corpus.drugs import Drug, DrugAttribute, DrugCatalog
 from medground.index.drugstore import DrugStore
-from medground.pipelines.drugrag import DrugRagPipeline, dialogue_of
+from medground.pipelines.drugrag import DrugRagPipeline, DrugRagSettings, dialogue_of
 from medground.retrieve.drugs import make_drug_retriever
 from medground.retrieve.engine import RetrievalEngine
 from medground.schema import Question
@@ -72,7 +72,53 @@ def test_drugrag_with_real_model(small_llm, drug_engine):
     q = Question(qid="c3", dataset="unit", question="What are the side effects of Advil?")
     ans = DrugRagPipeline(small_llm, drug_engine).answer(q)
     assert ans.outcome in {"answered", "insufficient_evidence"}
-    # One distill call (a native tool call: llama.cpp enforces the schema), then a read only when
+    # One distill call (a native tool call: llama.cpp enforces the schema), then a support check only when
     # the database matched the 135M model's keywords (they are often invented).
     assert ans.queries and ans.metadata["distill_failure"] is None
-    assert ans.tokens["llm_calls"] == (2 if ans.citations else 1)
+    assert (ans.tokens["llm_calls"] >= 2) if ans.citations else (ans.tokens["llm_calls"] == 1)
+
+
+def _support_llm(p_none: float, keywords: str = "Coumadin interactions spinach"):
+    """Distills to ``keywords``; on the support question puts ``p_none`` on entry "0"."""
+    import math
+
+    rest = (1 - p_none) / 3
+    llm = ScriptedLLM(_tool_reply(keywords),
+                      letter_logprobs={"0": math.log(p_none), "1": math.log(rest), "2": math.log(rest),
+                                       "3": math.log(rest)})
+    return llm
+
+
+def test_extractive_answer_quotes_the_supporting_entry(drug_engine):
+    q = Question(qid="c4", dataset="unit", question="Can I still eat spinach salads?",
+                 context="Patient: I started Coumadin last week.")
+    ans = DrugRagPipeline(_support_llm(0.05), drug_engine).answer(q)
+    assert ans.outcome == "answered" and ans.metadata["extractive"]
+    assert ans.metadata["support"] > 0.9
+    entry = ans.citations[0]
+    # The quote is the record's own words, and the answer cites the entry it came from.
+    assert ans.metadata["quoted"] in entry.text and f"[{entry.number}]" in ans.text
+    assert "spinach" in ans.text
+
+
+def test_low_support_abstains_with_the_closest_entries(drug_engine):
+    q = Question(qid="c5", dataset="unit", question="Can I still eat spinach salads?",
+                 context="Patient: I started Coumadin last week.")
+    ans = DrugRagPipeline(_support_llm(0.9), drug_engine, DrugRagSettings(abstain_below=0.5)).answer(q)
+    assert ans.outcome == "insufficient_evidence"
+    assert ans.metadata["support"] < 0.5 and ans.citations
+
+
+def test_threshold_none_never_abstains_and_generate_mode_writes_with_citations(drug_engine):
+    q = Question(qid="c6", dataset="unit", question="Can I still eat spinach salads?",
+                 context="Patient: I started Coumadin last week.")
+    ans = DrugRagPipeline(_support_llm(0.9), drug_engine,
+                          DrugRagSettings(abstain_below=None, answer="generate")).answer(q)
+    assert ans.outcome == "answered" and "[1]" in ans.text
+
+
+def test_the_answer_prompt_does_not_push_the_model_to_abstain():
+    from medground.pipelines import prompts
+
+    msgs = prompts.messages("drug_answer", evidence="[1] x", dialogue="y")
+    assert "INSUFFICIENT" not in " ".join(m["content"] for m in msgs)

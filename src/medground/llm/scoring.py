@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Literal
 
 from medground.llm.base import LLM, ChatResult, Message
@@ -36,6 +37,8 @@ class OptionScores:
     text: str = ""
     failure: ParseFailure | None = None
     result: ChatResult | None = None
+    calls: int = 1  # LLM requests behind these scores (permutation scoring makes several)
+    blank_passes: int = 0  # permutation passes whose top alternatives held no option letter
 
 
 @dataclass(slots=True)
@@ -225,3 +228,66 @@ def parse_choice(text: str, letters: list[str], *, options: dict[str, str] | Non
 
 def _norm(s: str) -> str:
     return re.sub(r"\s+", " ", re.sub(r"[^\w\s]", " ", s.lower())).strip()
+
+
+# --- position debiasing by cyclic permutation ------------------------------------------------
+def cyclic_orders(letters: list[str], shifts: int | None = None) -> list[list[str]]:
+    """Option orders to score: shift s shows the option of letters[(i + s) % n] under letters[i].
+
+    ``shifts`` = how many of the n cyclic shifts to use (default all n). Across all n shifts
+    every option text appears under every letter once, so a letter preference cancels out.
+    """
+    n = len(letters)
+    k = n if shifts is None else max(1, min(shifts, n))
+    return [[letters[(i + s) % n] for i in range(n)] for s in range(k)]
+
+
+def score_options_permuted(llm: LLM, build: Callable[[dict[str, str]], list[Message]], options: dict[str, str],
+                           *, shifts: int | None = None, top_logprobs: int = 20,
+                           calibration: dict[str, float] | None = None) -> OptionScores:
+    """Letter scoring averaged over cyclic permutations of the option texts.
+
+    ``build(shown)`` turns the options as shown (letter → text) into messages; keep the options
+    at the end of the prompt so the permutations share the evidence and question as a cached
+    prefix. Each pass's letter distribution is mapped back to the original options and the
+    distributions are averaged. Passes whose top alternatives held no option letter are left out
+    (their number is in ``missing``); when every pass lacks letters the result is a parse
+    failure, never a default letter.
+    """
+    letters = list(options)
+    _check_letters(letters)
+    totals = {x: 0.0 for x in letters}
+    raw_sum = {x: 0.0 for x in letters}
+    used, results, mass = 0, [], 0.0
+    for order in cyclic_orders(letters, shifts):
+        shown = {letters[i]: options[src] for i, src in enumerate(order)}
+        result = llm.chat(build(shown), max_tokens=1, temperature=0.0, top_logprobs=top_logprobs)
+        results.append(result)
+        scores = scores_from_result(result, letters, calibration)
+        if scores is None:
+            continue
+        used += 1
+        mass += scores.letter_mass
+        for i, src in enumerate(order):
+            totals[src] += scores.probs[letters[i]]
+            raw_sum[src] += scores.logprobs[letters[i]]
+    last = _merge_results(results)
+    if used == 0:
+        return OptionScores(outcome="parse_failure", choice=None, method="logprob", text=last.text if last else "",
+                            failure=ParseFailure("no option letter among the top alternatives", ""), result=last,
+                            calls=len(results), blank_passes=len(results))
+    probs = {x: v / used for x, v in totals.items()}
+    choice = max(letters, key=lambda x: probs[x])
+    return OptionScores(outcome="answered", choice=choice, probs=probs, logprobs={x: v / used for x, v in raw_sum.items()},
+                        method="logprob", letter_mass=mass / used, text=choice, result=last,
+                        calls=len(results), blank_passes=len(results) - used)
+
+
+def _merge_results(results: list[ChatResult]) -> ChatResult | None:
+    """One ChatResult whose token counts add up all the passes (for accounting)."""
+    if not results:
+        return None
+    from dataclasses import replace
+
+    return replace(results[-1], prompt_tokens=sum(r.prompt_tokens for r in results),
+                   completion_tokens=sum(r.completion_tokens for r in results))

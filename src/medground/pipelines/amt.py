@@ -15,12 +15,14 @@ is), ``vote`` off (one read over all passages together, like the rag reader).
 from __future__ import annotations
 
 import time
+from typing import Literal
 from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from medground.eval.metrics import weighted_vote
 from medground.llm.base import LLM
+from medground.llm.scoring import score_options
 from medground.llm.structured import option_confidence
 from medground.pipelines import prompts
 from medground.pipelines.base import (
@@ -29,6 +31,7 @@ from medground.pipelines.base import (
     chat_text,
     choice_answer,
     evidence_block,
+    focus,
     free_text_answer,
     read_choice,
 )
@@ -45,6 +48,10 @@ class AmtSettings(BaseModel):
     rewrite_max_tokens: int = Field(120, ge=8)
     expand_max_tokens: int = Field(200, ge=8)
     read_max_tokens: int = Field(96, ge=16)
+    # "generated": the reader writes a 0-10 JSON table per passage (the paper's reader).
+    # "logprob": the option letters' probabilities in one forward pass, x10 — small models'
+    # generated tables collapse to one letter at 10, the probabilities do not.
+    confidence: Literal["generated", "logprob"] = "generated"
 
 
 def vote_totals(votes: Sequence[dict]) -> dict[str, float]:
@@ -80,6 +87,8 @@ class AmtPipeline:
         return [Query(augmented, "augmented")]
 
     def read_passage(self, question: Question, citation: Citation, tally: Tally) -> dict:
+        if self.settings.confidence == "logprob":
+            return self.read_passage_logprob(question, citation, tally)
         letters = list(question.options)
         msgs = prompts.messages("amt_read", label=citation.label, passage=citation.text,
                                 question=question.question.strip(),
@@ -93,10 +102,23 @@ class AmtPipeline:
         choice = out.value.choice
         return {"chunk_id": citation.chunk_id, "choice": choice, "confidence": scores[choice], "scores": scores}
 
+    def read_passage_logprob(self, question: Question, citation: Citation, tally: Tally) -> dict:
+        letters = list(question.options)
+        msgs = prompts.messages("amt_read_letter", label=citation.label, passage=citation.text,
+                                question=question.question.strip(), options=prompts.format_options(question.options))
+        scores = score_options(self.llm, msgs, letters, calibration=self.reader.calibration)
+        tally.count(scores.result)
+        if scores.outcome != "answered":
+            reason = scores.failure.reason if scores.failure else "unparsed"
+            return {"chunk_id": citation.chunk_id, "choice": None, "confidence": 0.0, "scores": {}, "failure": reason}
+        conf = {x: round(10 * scores.probs[x], 3) for x in letters}
+        return {"chunk_id": citation.chunk_id, "choice": scores.choice, "confidence": conf[scores.choice],
+                "scores": conf}
+
     def answer(self, question: Question) -> Answer:
         started, tally = time.perf_counter(), Tally()
         queries = self.augment(question, tally)
-        evidence = tally.evidence(self.engine, queries)
+        evidence = focus(tally.evidence(self.engine, queries), question, self.reader, self.engine, tally)
         citations = evidence.citations[: self.settings.passages]
 
         if not question.is_multiple_choice:

@@ -12,7 +12,7 @@ from typing import Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field
 
 from medground.llm.base import LLM, ChatResult, Message
-from medground.llm.scoring import OptionScores, generate_and_parse, score_options
+from medground.llm.scoring import OptionScores, generate_and_parse, score_options, score_options_permuted
 from medground.pipelines import prompts
 from medground.retrieve.engine import RetrievalEngine
 from medground.schema import Answer, Citation, Evidence, Query, Question
@@ -37,6 +37,14 @@ class ReaderSettings(BaseModel):
     calibration: dict[str, float] | None = Field(
         None, description="per-letter mean log-probability to subtract (see llm.scoring.calibrate)"
     )
+    # Small models prefer some letters whatever the content, and evidence in the prompt can
+    # amplify that. "permute" scores the letters once per cyclic shift of the option texts and
+    # averages per option (the shifts share the evidence and question as a cached prefix).
+    debias: Literal["none", "permute"] = "none"
+    permutations: int | None = Field(None, ge=1, description="permute: shifts to use (default: one per option)")
+    # Compress evidence to the sentences most related to the question and options
+    # (retrieve.compress) within this many tokens; None = read the packed passages whole.
+    evidence_tokens: int | None = Field(None, ge=32)
     cot_max_tokens: int = Field(384, ge=16)
     freetext_max_tokens: int = Field(256, ge=16)
 
@@ -95,6 +103,12 @@ def read_choice(
         msgs = prompts.messages("mcq_cot", **values)
         scores = generate_and_parse(llm, msgs, letters, max_tokens=settings.cot_max_tokens,
                                     options=question.options)
+    elif settings.scoring == "logprob" and settings.debias == "permute":
+        def build(shown: dict[str, str]) -> list[Message]:
+            return prompts.messages("mcq_zeroshot", **{**values, "options": prompts.format_options(shown)})
+
+        scores = score_options_permuted(llm, build, question.options, shifts=settings.permutations,
+                                        calibration=settings.calibration)
     elif settings.scoring == "logprob":
         msgs = prompts.messages("mcq_zeroshot", **values)
         scores = score_options(llm, msgs, letters, calibration=settings.calibration)
@@ -102,10 +116,23 @@ def read_choice(
         msgs = prompts.messages("mcq_zeroshot", **values)
         scores = generate_and_parse(llm, msgs, letters, max_tokens=16, options=question.options)
     tally.count(scores.result)
+    tally.tokens["llm_calls"] += scores.calls - 1
     if scores.method == "generate" and settings.prompt == "zeroshot" and settings.scoring == "logprob":
         # The one-token pass found no letter, so the fallback generated: both calls cost tokens.
         tally.tokens["llm_calls"] += 1
     return scores
+
+
+def focus(evidence: Evidence, question: Question, settings: ReaderSettings, engine: RetrievalEngine,
+          tally: Tally) -> Evidence:
+    """The evidence compressed to ``settings.evidence_tokens`` (unchanged when that is None)."""
+    if settings.evidence_tokens is None:
+        return evidence
+    from medground.retrieve.compress import compress
+
+    with tally.stage("compress"):
+        return compress(evidence, question.question, question.options, budget_tokens=settings.evidence_tokens,
+                        count_tokens=engine.count_tokens)
 
 
 def evidence_block(evidence: Evidence) -> str:
@@ -119,9 +146,15 @@ def choice_answer(scores: OptionScores, citations: list[Citation], **extra: obje
         reason = scores.failure.reason if scores.failure else "unparsed"
         return Answer(outcome="parse_failure", text=scores.text, citations=citations,
                       metadata={"parse_failure": reason, **extra})
+    meta: dict[str, object] = {"scoring": scores.method, **extra}
+    if scores.logprobs:
+        # Raw per-letter log-probabilities: what a report needs to calibrate after the fact.
+        meta["letter_logprobs"] = dict(scores.logprobs)
+    if scores.blank_passes:
+        meta["blank_passes"] = scores.blank_passes
     return Answer(outcome="answered", choice=scores.choice, text=scores.text, option_scores=dict(scores.probs),
                   rationale=scores.text if scores.method == "generate" else "", citations=citations,
-                  metadata={"scoring": scores.method, **extra})
+                  metadata=meta)
 
 
 _CITE = re.compile(r"\[(\d+(?:\s*[,;]\s*\d+)*)\]")

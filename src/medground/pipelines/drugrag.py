@@ -4,8 +4,13 @@
    ``search_engine(keywords)`` — drug name(s) plus what is asked.
 2. Retrieve: the entity-oriented medicine database answers, drug first, then attribute
    (retriever ``drugs``), packed within the token budget.
-3. Read: the answer from the evidence, citing database entries as [n]; or, for a
-   multiple-choice question, the usual reader.
+3. Check support: one forward pass asks which entry answers the question ("0" = none) and
+   reads the probability of each entry number. Below ``abstain_below`` the answer is an
+   explicit ``insufficient_evidence`` outcome. The threshold is fitted on a development split
+   (benchmarks/reader.py); the prompt never pushes the model to abstain.
+4. Read: ``answer: extractive`` quotes the sentences of the supporting entry most related to the
+   consultation (every claim is the record's own words, cited); ``answer: generate`` writes an
+   answer citing entries as [n]. A multiple-choice question goes to the usual reader.
 A failed tool call is counted (``distill_failure``) and the raw consultation is searched instead.
 """
 
@@ -17,6 +22,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from medground.llm.base import LLM
+from medground.llm.scoring import score_options
 from medground.llm.structured import SEARCH_ENGINE, call_tool
 from medground.pipelines import prompts
 from medground.pipelines.base import (
@@ -30,7 +36,7 @@ from medground.pipelines.base import (
     read_choice,
 )
 from medground.retrieve.engine import RetrievalEngine
-from medground.schema import Answer, Query, Question
+from medground.schema import Answer, Citation, Evidence, Query, Question
 
 # The medicine database as the only retriever; long label sections are cut at a sentence.
 DRUG_RETRIEVE = {"retrievers": ["drugs"], "fusion": None, "top": 10, "final_k": 4, "budget_tokens": 1200,
@@ -45,6 +51,11 @@ class DrugRagSettings(BaseModel):
     # server answers without tool_calls; "schema" skips straight to that prompt.
     tool_mode: Literal["auto", "native", "schema"] = "auto"
     distill_max_tokens: int = Field(64, ge=8)
+    answer: Literal["extractive", "generate"] = "extractive"
+    # Support = 1 - P(no entry answers); below this the pipeline abstains. None = never abstain
+    # (except when the database matched nothing).
+    abstain_below: float | None = Field(0.5, ge=0.0, le=1.0)
+    quote_tokens: int = Field(120, ge=16, description="extractive: tokens of quoted record text")
 
 
 def dialogue_of(question: Question) -> str:
@@ -88,14 +99,51 @@ class DrugRagPipeline:
             answer = Answer(outcome="insufficient_evidence", text="The medicine database has no matching entry.",
                             metadata=meta)
         else:
-            with tally.stage("read"):
-                text = chat_text(self.llm, prompts.messages("drug_answer", evidence=evidence.render(),
-                                                            dialogue=dialogue), tally,
-                                 max_tokens=self.reader.freetext_max_tokens)
-            by_number = {c.number: c for c in evidence.citations}
-            cited = [by_number[n] for n in cited_numbers(text) if n in by_number]
-            outcome = "insufficient_evidence" if INSUFFICIENT in text.upper() or not text else "answered"
-            answer = Answer(outcome=outcome, text=text, citations=cited or evidence.citations,
-                            metadata={**meta, "uncited": not cited})
+            answer = self.read(dialogue, evidence, tally, meta)
         answer.queries = [query]
         return tally.finish(answer, started)
+
+    def support(self, dialogue: str, evidence: Evidence, tally: Tally) -> tuple[float | None, Citation | None]:
+        """(1 - P(no entry answers), the most probable answering entry) from one forward pass;
+        (None, None) when the model's top alternatives hold no entry number."""
+        labels = ["0", *(str(c.number) for c in evidence.citations)]
+        with tally.stage("support"):
+            scores = score_options(self.llm, prompts.messages("drug_support", evidence=evidence.render(),
+                                                              dialogue=dialogue), labels)
+        tally.count(scores.result)
+        if scores.outcome != "answered" or scores.method != "logprob":
+            return None, None
+        best = max(labels[1:], key=lambda x: scores.probs[x])
+        entry = next(c for c in evidence.citations if str(c.number) == best)
+        return 1.0 - scores.probs["0"], entry
+
+    def read(self, dialogue: str, evidence: Evidence, tally: Tally, meta: dict) -> Answer:
+        s = self.settings
+        support, entry = self.support(dialogue, evidence, tally)
+        meta = {**meta, "support": support, "supporting_entry": entry.number if entry else None}
+        if s.abstain_below is not None and support is not None and support < s.abstain_below:
+            return Answer(outcome="insufficient_evidence", citations=evidence.citations, metadata=meta,
+                          text="The medicine database entries found do not answer this question; "
+                               "the closest entries are listed.")
+        if s.answer == "extractive":
+            return self.quote(dialogue, evidence, entry or evidence.citations[0], meta)
+        with tally.stage("read"):
+            text = chat_text(self.llm, prompts.messages("drug_answer", evidence=evidence.render(),
+                                                        dialogue=dialogue), tally,
+                             max_tokens=self.reader.freetext_max_tokens)
+        by_number = {c.number: c for c in evidence.citations}
+        cited = [by_number[n] for n in cited_numbers(text) if n in by_number]
+        outcome = "insufficient_evidence" if INSUFFICIENT in text.upper() or not text else "answered"
+        return Answer(outcome=outcome, text=text, citations=cited or evidence.citations,
+                      metadata={**meta, "uncited": not cited})
+
+    def quote(self, dialogue: str, evidence: Evidence, entry: Citation, meta: dict) -> Answer:
+        """The supporting entry's sentences most related to the consultation, quoted and cited."""
+        from medground.retrieve.compress import compress
+
+        one = Evidence(citations=[entry], token_count=self.engine.count_tokens(entry.text) + 16, budget=0)
+        kept = compress(one, dialogue, budget_tokens=self.settings.quote_tokens, count_tokens=self.engine.count_tokens)
+        quoted = kept.citations[0].text if kept.citations else entry.text
+        text = f"{entry.label}: \u201c{quoted}\u201d [{entry.number}]"
+        return Answer(outcome="answered", text=text, citations=[entry],
+                      metadata={**meta, "extractive": True, "quoted": quoted})

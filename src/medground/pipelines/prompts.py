@@ -22,15 +22,18 @@ def fill(name: str, **values: object) -> str:
 
 
 def messages(name: str, **values: object) -> list[dict[str, str]]:
-    """Chat messages from a sectioned template."""
-    text = fill(name, **values)
-    parts = _SECTION.split(text)
+    """Chat messages from a sectioned template.
+
+    The template is split into its role sections *before* the values are filled in, so a
+    question or passage that contains a "### system" line stays text inside its own message
+    and can never open a new role.
+    """
+    parts = _SECTION.split(_template(name))
     if len(parts) < 3:
         raise ValueError(f"prompt template {name!r} has no '### system' / '### user' sections")
-    out = []
-    for role, body in zip(parts[1::2], parts[2::2]):
-        out.append({"role": role, "content": body.strip()})
-    return out
+    filled = {k: str(v) for k, v in values.items()}
+    return [{"role": role, "content": Template(body).substitute(filled).strip()}
+            for role, body in zip(parts[1::2], parts[2::2])]
 
 
 def format_options(options: dict[str, str]) -> str:

@@ -18,6 +18,7 @@ from medground.pipelines.base import (
     chat_text,
     choice_answer,
     evidence_block,
+    focus,
     free_text_answer,
     read_choice,
 )
@@ -57,7 +58,7 @@ class RagPipeline:
     def answer(self, question: Question) -> Answer:
         started, tally = time.perf_counter(), Tally()
         queries = self.queries(question, tally)
-        evidence = tally.evidence(self.engine, queries)
+        evidence = focus(tally.evidence(self.engine, queries), question, self.reader, self.engine, tally)
         if not question.is_multiple_choice:
             answer = free_text_answer(self.llm, question, evidence, self.reader, tally)
         else:

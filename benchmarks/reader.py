@@ -1,0 +1,369 @@
+"""Reading apart from retrieval: does the reader use the evidence it is given?
+
+Sections (each merges its result into benchmarks/results/reader.json; run them one at a time):
+
+  pubmedqa    PubMedQA PQA-L (1,000 expert-labelled, reasoning-required): the question with its
+              own abstract vs closed book, plain letter scoring and permutation-debiased;
+              accuracy, macro-F1, majority-class rate, exact McNemar vs closed book.
+  drugs       Medicine-database reading (eval/drugqa.py): multiple choice read with the gold
+              record, a wrong drug's record and no record; free text through the consultation
+              reader with the gold and the wrong record: support rate, wrong-abstention and
+              right-abstention rates, the abstention threshold fitted on a development half.
+  answerable  The answerable set (benchmarks/data/answerable_textbooks.jsonl): the default
+              pipeline (configs/pipelines/rag.yaml) vs closed book on questions whose answer is
+              in one textbook chunk; does retrieval find that chunk, does the reader follow it.
+  cost        Seconds and prompt tokens per question on a quiet machine, cache off: rag
+              multiple choice before (4 passages, 900 tokens, whole) and after (the default
+              config), amt, and a consultation answer.
+
+    python benchmarks/reader.py pubmedqa --n 200
+    python benchmarks/reader.py drugs --n 60
+    python benchmarks/reader.py answerable
+    python benchmarks/reader.py cost --n 8
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results" / "reader.json"
+ANSWERABLE = ROOT / "benchmarks" / "data" / "answerable_textbooks.jsonl"
+CONFIGS = ROOT / "configs" / "pipelines"
+
+
+# --- shared --------------------------------------------------------------------------------
+def machine() -> dict:
+    return {"cpu_count": os.cpu_count(), "load_1min_at_end": round(os.getloadavg()[0], 2),
+            "python": platform.python_version(), "when": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
+
+
+def make_llm(model: str, threads: int, cache: bool = True):
+    from medground.llm.base import LLMSettings, create_llm
+
+    return create_llm(LLMSettings(model=model, threads=threads, cache=cache))
+
+
+def acc_row(correct: list[bool]) -> dict:
+    from medground.eval.metrics import wilson_ci
+
+    ci = wilson_ci(correct)
+    n = len(correct)
+    return {"n": n, "correct": sum(correct), "accuracy": round(sum(correct) / n, 4) if n else None,
+            "ci95": [round(ci.low, 4), round(ci.high, 4)]}
+
+
+def mcnemar_row(a: list[bool], b: list[bool]) -> dict:
+    """Exact McNemar of b against a: b_only = questions b gets right and a wrong."""
+    from medground.eval.metrics import mcnemar_test
+
+    r = mcnemar_test(a, b)
+    return {"a_only": r.b if hasattr(r, "b") else None, "b_only": r.c if hasattr(r, "c") else None,
+            "p_value": round(r.p_value, 6), **({"detail": str(r)} if not hasattr(r, "p_value") else {})}
+
+
+def macro_f1(gold: list[str], pred: list[str | None], labels: list[str]) -> float:
+    f1s = []
+    for lab in labels:
+        tp = sum(g == lab and p == lab for g, p in zip(gold, pred))
+        fp = sum(g != lab and p == lab for g, p in zip(gold, pred))
+        fn = sum(g == lab and p != lab for g, p in zip(gold, pred))
+        f1s.append(2 * tp / (2 * tp + fp + fn) if tp else 0.0)
+    return round(sum(f1s) / len(f1s), 4)
+
+
+def context_block(label: str, text: str) -> str:
+    from medground.pipelines import prompts
+
+    return prompts.fill("evidence_block", evidence=f"[1] ({label}) {text}")
+
+
+def read(llm, question, block: str, debias: str):
+    from medground.pipelines.base import ReaderSettings, Tally, read_choice
+
+    tally = Tally()
+    t = time.perf_counter()
+    scores = read_choice(llm, question, block, ReaderSettings(debias=debias), tally)
+    return scores, time.perf_counter() - t, tally.tokens["prompt"]
+
+
+def save(section: str, payload: dict) -> None:
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    data = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    data[section] = {**payload, "machine": machine(), "command": "python " + " ".join(sys.argv)}
+    RESULTS.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+def print_table(title: str, rows: list[dict], cols: list[str]) -> None:
+    print(f"\n{title}")
+    print(" | ".join(cols))
+    for r in rows:
+        print(" | ".join(str(r.get(c, "")) for c in cols))
+
+
+# --- PubMedQA ------------------------------------------------------------------------------
+def pubmedqa(args) -> None:
+    from dataclasses import replace
+
+    from medground.eval.datasets import load_dataset, subset
+
+    qs = subset(load_dataset("pubmedqa", split="all"), args.n, seed=args.seed)
+    llm = make_llm(args.model, args.threads)
+    arms = {"closed": (False, "none"), "closed-permute": (False, "permute"),
+            "context": (True, "none"), "context-permute": (True, "permute")}
+    preds: dict[str, list[str | None]] = {a: [] for a in arms}
+    secs: dict[str, float] = {a: 0.0 for a in arms}
+    for i, q in enumerate(qs, 1):
+        for arm, (with_ctx, debias) in arms.items():
+            block = context_block("PubMed abstract", q.context) if with_ctx else ""
+            scores, s, _ = read(llm, replace(q, context=""), block, debias)
+            preds[arm].append(scores.choice)
+            secs[arm] += s
+        if i % 10 == 0:
+            print(f"pubmedqa {i}/{len(qs)}", file=sys.stderr, flush=True)
+    gold = [q.answer for q in qs]
+    labels = ["A", "B", "C"]
+    majority = max(labels, key=gold.count)
+    rows = []
+    for arm in arms:
+        correct = [p == g for p, g in zip(preds[arm], gold)]
+        base = [p == g for p, g in zip(preds["closed" if "permute" not in arm else "closed-permute"], gold)]
+        rows.append({"arm": arm, **acc_row(correct), "macro_f1": macro_f1(gold, preds[arm], labels),
+                     "pred_share": {lab: round(preds[arm].count(lab) / len(qs), 3) for lab in labels},
+                     "parse_failures": preds[arm].count(None),
+                     "seconds_per_q": round(secs[arm] / len(qs), 2),
+                     "mcnemar_vs_closed": None if not arm.startswith("context") else mcnemar_row(base, correct)})
+    payload = {"dataset": "pubmedqa PQA-L (ori_pqal.json, all 1,000 labelled), seeded subset",
+               "n": len(qs), "seed": args.seed, "model": args.model, "labels": {"A": "yes", "B": "no", "C": "maybe"},
+               "majority_class": {"label": majority, "rate": round(gold.count(majority) / len(gold), 4)},
+               "rows": rows, "per_question": {"qids": [q.qid for q in qs], "gold": gold, "pred": preds}}
+    save("pubmedqa", payload)
+    print_table(f"PubMedQA n={len(qs)} (majority rate {payload['majority_class']['rate']})", rows,
+                ["arm", "accuracy", "ci95", "macro_f1", "pred_share", "mcnemar_vs_closed"])
+
+
+# --- medicine database ----------------------------------------------------------------------
+def drugs(args) -> None:
+    from medground.eval import drugqa
+    from medground.index.drugstore import DrugStore
+    from medground.pipelines.base import Tally
+    from medground.pipelines.drugrag import DrugRagPipeline, DrugRagSettings
+    from medground.retrieve.engine import RetrievalEngine
+    from medground.schema import Evidence
+
+    store = DrugStore()
+    drugs_, attrs = store.drugs(), store.attributes()
+    llm = make_llm(args.model, args.threads)
+
+    # Multiple choice: the same question read with the gold record, a wrong record and none.
+    mc = drugqa.generate(drugs_, attrs, args.n, seed=args.seed, kind="mc")
+    arms = [(rec, debias) for rec in ("gold", "wrong", "none") for debias in ("none", "permute")]
+    mc_preds = {f"{r}/{d}": [] for r, d in arms}
+    for i, item in enumerate(mc, 1):
+        for rec, debias in arms:
+            att, drug = (item.gold, item.drug) if rec == "gold" else (item.wrong, item.wrong_drug)
+            block = "" if rec == "none" else context_block(f"Medicine database / {drug.display_name} / "
+                                                           f"{att.type.value}", att.text)
+            scores, _, _ = read(llm, item.question, block, debias)
+            mc_preds[f"{rec}/{debias}"].append(scores.choice)
+        if i % 10 == 0:
+            print(f"drugs mc {i}/{len(mc)}", file=sys.stderr, flush=True)
+    gold = [it.question.answer for it in mc]
+    mc_rows = [{"arm": arm, **acc_row([p == g for p, g in zip(preds, gold)]), "parse_failures": preds.count(None)}
+               for arm, preds in mc_preds.items()]
+
+    # Free text through the consultation reader: support score with the gold and a wrong record.
+    free = drugqa.generate(drugs_, attrs, args.n, seed=args.seed + 1, kind="free")
+    engine = RetrievalEngine({"retrievers": ["bm25"]})  # only its token counter is used
+    pipe = DrugRagPipeline(llm, engine, DrugRagSettings(answer="extractive", abstain_below=None))
+    items = []
+    for i, item in enumerate(free, 1):
+        row = {"qid": item.question.qid, "drug": item.drug.display_name, "attribute": item.gold.type.value}
+        for rec in ("gold", "wrong"):
+            att, drug = (item.gold, item.drug) if rec == "gold" else (item.wrong, item.wrong_drug)
+            ev = Evidence(citations=[drugqa.record_citation(drug, att)], token_count=0, budget=0)
+            t = time.perf_counter()
+            ans = pipe.read(item.question.question, ev, Tally(), {})
+            row[f"{rec}_support"] = ans.metadata.get("support")
+            row[f"{rec}_seconds"] = round(time.perf_counter() - t, 2)
+            if rec == "gold":
+                row["gold_answer"] = ans.text
+                row["gold_supported"] = drugqa.supported(ans.text, att.text, exclude=[drug.display_name,
+                                                                                      item.question.question])
+        items.append(row)
+        if i % 10 == 0:
+            print(f"drugs free {i}/{len(free)}", file=sys.stderr, flush=True)
+    dev, test = items[: len(items) // 2], items[len(items) // 2:]
+    threshold = fit_threshold(dev)
+    free_rows = [rates(part, threshold, name) for name, part in (("dev", dev), ("test", test))]
+    free_rows.append(rates(test, 0.5, "test, untuned threshold 0.5"))
+
+    # Generated free text (the other answer mode) on a few items: support rate of what it writes.
+    gen = DrugRagPipeline(llm, engine, DrugRagSettings(answer="generate", abstain_below=None))
+    gen_rows = []
+    for item in free[: args.n_generate]:
+        ev = Evidence(citations=[drugqa.record_citation(item.drug, item.gold)], token_count=0, budget=0)
+        ans = gen.read(item.question.question, ev, Tally(), {})
+        gen_rows.append({"qid": item.question.qid, "answer": ans.text, "outcome": ans.outcome,
+                         "supported": drugqa.supported(ans.text, item.gold.text,
+                                                       exclude=[item.drug.display_name, item.question.question])})
+    payload = {
+        "generator": "medground.eval.drugqa.generate (OpenStax prototype-table records, one item a line)",
+        "n_mc": len(mc), "n_free": len(free), "seed": args.seed, "model": args.model,
+        "mc": mc_rows,
+        "free_text_extractive": {"threshold_fitted_on_dev": threshold, "rows": free_rows,
+                                 "support_check": "eval.drugqa.supported: every sentence has >= 70 % of its "
+                                                  "content terms in the record"},
+        "free_text_generated": {"n": len(gen_rows),
+                                "support_rate": round(sum(r["supported"] for r in gen_rows) / len(gen_rows), 4)
+                                if gen_rows else None, "answers": gen_rows},
+        "per_question": {"mc": {"gold": gold, "pred": mc_preds}, "free": items},
+    }
+    save("drugs", payload)
+    print_table(f"Medicine database, multiple choice n={len(mc)}", mc_rows, ["arm", "accuracy", "ci95"])
+    print_table(f"Consultation reader, extractive, threshold {threshold} fitted on dev", free_rows,
+                ["split", "n", "support_rate", "wrong_abstention", "right_abstention"])
+    print(f"generated answers: support rate {payload['free_text_generated']['support_rate']} "
+          f"(n={len(gen_rows)})")
+
+
+def rates(rows: list[dict], threshold: float, split: str) -> dict:
+    n = len(rows)
+    answered = [r for r in rows if (r["gold_support"] or 0.0) >= threshold]
+    return {"split": split, "n": n, "threshold": threshold,
+            "wrong_abstention": round(sum((r["gold_support"] or 0.0) < threshold for r in rows) / n, 4),
+            "right_abstention": round(sum((r["wrong_support"] or 0.0) < threshold for r in rows) / n, 4),
+            "support_rate": round(sum(r["gold_supported"] for r in answered) / len(answered), 4) if answered else None}
+
+
+def fit_threshold(rows: list[dict]) -> float:
+    """The support threshold maximising right-abstention + (1 - wrong-abstention) on ``rows``;
+    ties go to the lower threshold (answer rather than abstain)."""
+    cands = sorted({0.0, *(r["gold_support"] or 0.0 for r in rows), *(r["wrong_support"] or 0.0 for r in rows)})
+    best, best_score = 0.0, -1.0
+    for c in cands:
+        r = rates(rows, c, "fit")
+        score = r["right_abstention"] + 1 - r["wrong_abstention"]
+        if score > best_score + 1e-9:
+            best, best_score = c, score
+    return round(best, 4)
+
+
+# --- the answerable set ------------------------------------------------------------------------
+def load_answerable():
+    from medground.schema import Question
+
+    out = []
+    for line in ANSWERABLE.read_text().splitlines():
+        if line.strip():
+            d = json.loads(line)
+            out.append((Question(qid=d["qid"], dataset="answerable", question=d["question"], options=d["options"],
+                                 answer=d["answer"]), d))
+    return out
+
+
+def answerable(args) -> None:
+    from medground.pipelines.config import load_pipeline_config
+    from medground.pipelines.factory import build_pipeline
+
+    items = load_answerable()
+    configs = {"default (rag.yaml)": CONFIGS / "rag.yaml", "closed book (direct.yaml)": CONFIGS / "direct.yaml"}
+    per: dict[str, list[dict]] = {}
+    for label, path in configs.items():
+        cfg = load_pipeline_config(path)
+        cfg = cfg.model_copy(update={"llm": cfg.llm.model_copy(update={"threads": args.threads})})
+        pipe = build_pipeline(cfg)
+        rows = []
+        for q, d in items:
+            ans = pipe.answer(q)
+            cited_ids = [c.chunk_id for c in ans.citations]
+            rows.append({"qid": q.qid, "gold": q.answer, "pred": ans.choice, "correct": ans.choice == q.answer,
+                         "gold_chunk_retrieved": d["chunk_id"] in cited_ids,
+                         "evidence_in_context": any(d["evidence"][:60] in c.text for c in ans.citations),
+                         "seconds": round(ans.timings.get("total", 0.0), 2)})
+        per[label] = rows
+        print(f"{label}: {sum(r['correct'] for r in rows)}/{len(rows)}", file=sys.stderr, flush=True)
+    base = [r["correct"] for r in per["closed book (direct.yaml)"]]
+    table = []
+    for label, rows in per.items():
+        correct = [r["correct"] for r in rows]
+        hit = [r for r in rows if r["gold_chunk_retrieved"]]
+        table.append({"config": label, **acc_row(correct),
+                      "gold_chunk_cited": sum(r["gold_chunk_retrieved"] for r in rows),
+                      "accuracy_when_gold_chunk_cited": round(sum(r["correct"] for r in hit) / len(hit), 4) if hit else None,
+                      "seconds_per_q": round(sum(r["seconds"] for r in rows) / len(rows), 2),
+                      "mcnemar_vs_closed": None if label.startswith("closed") else mcnemar_row(base, correct)})
+    save("answerable", {"set": str(ANSWERABLE.relative_to(ROOT)), "n": len(items), "rows": table, "per_question": per})
+    print_table(f"Answerable set n={len(items)}", table,
+                ["config", "accuracy", "ci95", "gold_chunk_cited", "accuracy_when_gold_chunk_cited", "mcnemar_vs_closed"])
+
+
+# --- cost ----------------------------------------------------------------------------------------
+def cost(args) -> None:
+    from medground.eval.datasets import load_dataset
+    from medground.pipelines.config import load_pipeline_config, pipeline_config
+    from medground.pipelines.factory import build_pipeline
+
+    items = [q for q, _ in load_answerable()][: args.n]
+    before = {"pipeline": "rag", "llm": {"model": args.model, "threads": args.threads, "cache": False},
+              "retrieve": {"retrievers": ["bm25"], "fusion": None, "top": 50, "final_k": 4, "budget_tokens": 900,
+                           "corpora": ["openstax"]},
+              "reader": {"prompt": "zeroshot"}}
+    runs = {"rag before (4 passages, 900 tokens, whole)": pipeline_config(before)}
+    for label, name in (("rag (default rag.yaml)", "rag"), ("amt (amt.yaml)", "amt")):
+        cfg = load_pipeline_config(CONFIGS / f"{name}.yaml")
+        runs[label] = cfg.model_copy(update={"llm": cfg.llm.model_copy(update={"threads": args.threads, "cache": False})})
+    rows = []
+    for label, cfg in runs.items():
+        pipe = build_pipeline(cfg)
+        pipe.answer(items[0])  # warm-up: model load and index open are not per-question cost
+        secs, toks = [], []
+        for q in items[1:]:
+            ans = pipe.answer(q)
+            secs.append(ans.timings["total"])
+            toks.append(ans.tokens["prompt"])
+        rows.append({"config": label, "n": len(secs), "seconds_per_q": round(sum(secs) / len(secs), 2),
+                     "max_seconds": round(max(secs), 2), "prompt_tokens_per_q": round(sum(toks) / len(toks), 1)})
+        print(rows[-1], file=sys.stderr, flush=True)
+    # A consultation answer: MedInfo2019 medication questions through drugrag.yaml.
+    cfg = load_pipeline_config(CONFIGS / "drugrag.yaml")
+    cfg = cfg.model_copy(update={"llm": cfg.llm.model_copy(update={"threads": args.threads, "cache": False})})
+    pipe = build_pipeline(cfg)
+    consult = load_dataset("medication-qa")[: args.n]
+    pipe.answer(consult[0])
+    secs, toks, outcomes = [], [], []
+    for q in consult[1:]:
+        ans = pipe.answer(q)
+        secs.append(ans.timings["total"])
+        toks.append(ans.tokens["prompt"])
+        outcomes.append(ans.outcome)
+    rows.append({"config": "consultation (drugrag.yaml)", "n": len(secs), "seconds_per_q": round(sum(secs) / len(secs), 2),
+                 "max_seconds": round(max(secs), 2), "prompt_tokens_per_q": round(sum(toks) / len(toks), 1),
+                 "outcomes": {o: outcomes.count(o) for o in set(outcomes)}})
+    save("cost", {"model": args.model, "threads": args.threads, "rows": rows,
+                  "note": "cache off; the first question of each config is a warm-up and not counted"})
+    print_table("Cost per question (cache off)", rows, ["config", "n", "seconds_per_q", "max_seconds", "prompt_tokens_per_q"])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("section", choices=["pubmedqa", "drugs", "answerable", "cost"])
+    ap.add_argument("--n", type=int, default=None, help="questions (pubmedqa 200, drugs 60, cost 8)")
+    ap.add_argument("--n-generate", type=int, default=12, help="drugs: generated free-text answers to check")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--model", default="qwen2.5-coder-1.5b")
+    ap.add_argument("--threads", type=int, default=2)
+    args = ap.parse_args()
+    args.n = args.n or {"pubmedqa": 200, "drugs": 60, "cost": 8}.get(args.section)
+    {"pubmedqa": pubmedqa, "drugs": drugs, "answerable": answerable, "cost": cost}[args.section](args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,142 @@
+"""Evidence compression: keep the sentences most related to the question and its options.
+
+A small reader drowns in 900–1,200 tokens of loosely related text; the sentence that decides
+the question is often one of forty. ``compress`` re-packs packed ``Evidence`` into a smaller
+token budget out of whole sentences, keeping every citation's number, so ``[n]`` still points
+at the passage the sentences came from.
+
+Scoring is lexical and deterministic (the BM25 tokenizer: lower case, stop words removed,
+Snowball stems). A term's weight is its inverse document frequency over the sentences of this
+evidence (a term in every sentence says nothing). A sentence scores
+
+    sum of weights of the question terms it contains
+    + for each option: the weights of that option's terms it contains (options compete fairly:
+      a sentence naming the right option and the question's subject scores highest).
+
+Selection is greedy by score until the budget is spent; options get one guaranteed slot each
+first (the best sentence that names the option, if any) so the reader sees evidence for and
+against every option, not just for the one with the longest text. Chosen sentences are shown
+in their original order within each passage, joined by " … " where something was skipped.
+Passages left with no chosen sentence are dropped from the evidence (their numbers are not
+reused: the remaining citations keep theirs).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from medground.schema import Citation, Evidence
+
+TokenCount = Callable[[str], int]
+GAP = " … "
+
+
+@dataclass(slots=True)
+class _Sentence:
+    citation: int  # index into evidence.citations
+    order: int  # position within that passage
+    start: int
+    end: int
+    text: str
+    terms: frozenset[str]
+    tokens: int
+    score: float = 0.0
+
+
+def _tokenizer():
+    from medground.index.text import MedicalTokenizer
+
+    return MedicalTokenizer()
+
+
+def _sentences(evidence: Evidence, count: TokenCount, tokenize: Callable[[str], list[str]]) -> list[_Sentence]:
+    from medground.corpus.sentences import split_spans
+
+    out: list[_Sentence] = []
+    for i, c in enumerate(evidence.citations):
+        for j, (s, e) in enumerate(split_spans(c.text)):
+            text = c.text[s:e]
+            out.append(_Sentence(i, j, s, e, text, frozenset(tokenize(text)), count(text)))
+    return out
+
+
+def score_sentences(sentences: list[_Sentence], question_terms: set[str],
+                    option_terms: Mapping[str, set[str]]) -> None:
+    """Set each sentence's score (see the module docstring)."""
+    n = len(sentences)
+    df: dict[str, int] = {}
+    for s in sentences:
+        for t in s.terms:
+            df[t] = df.get(t, 0) + 1
+    idf = {t: math.log(1 + n / d) for t, d in df.items()}
+    for s in sentences:
+        score = sum(idf[t] for t in question_terms & s.terms)
+        for terms in option_terms.values():
+            score += sum(idf[t] for t in terms & s.terms)
+        s.score = score
+
+
+def compress(evidence: Evidence, question: str, options: Mapping[str, str] | None = None, *,
+             budget_tokens: int = 350, count_tokens: TokenCount | None = None) -> Evidence:
+    """The evidence cut down to its most question-related sentences within ``budget_tokens``.
+
+    The budget counts what the reader sees: each kept citation's header ``[n] (label) `` plus
+    its sentences. Evidence already within budget is returned unchanged.
+    """
+    if not evidence.citations or evidence.token_count <= budget_tokens:
+        return evidence
+    if count_tokens is None:
+        from medground.retrieve.pack import default_token_counter
+
+        count_tokens = default_token_counter()
+    tok = _tokenizer()
+    sentences = _sentences(evidence, count_tokens, tok.tokenize)
+    q_terms = set(tok.tokenize(question))
+    opt_terms = {k: set(tok.tokenize(v)) - q_terms for k, v in (options or {}).items()}
+    score_sentences(sentences, q_terms, opt_terms)
+    header_cost = {i: count_tokens(f"[{c.number}] ({c.label}) ") for i, c in enumerate(evidence.citations)}
+
+    ranked = sorted(range(len(sentences)), key=lambda k: (-sentences[k].score, k))
+    # One guaranteed slot per option: its best sentence, options in letter order.
+    first: list[int] = []
+    for terms in opt_terms.values():
+        best = next((k for k in ranked if terms & sentences[k].terms and k not in first), None)
+        if best is not None:
+            first.append(best)
+    order = first + [k for k in ranked if k not in first]
+
+    chosen: set[int] = set()
+    used_headers: set[int] = set()
+    used = 0
+    for k in order:
+        s = sentences[k]
+        if s.score <= 0:
+            continue
+        cost = s.tokens + 1 + (0 if s.citation in used_headers else header_cost[s.citation])
+        if used + cost > budget_tokens:
+            continue
+        chosen.add(k)
+        used_headers.add(s.citation)
+        used += cost
+    if not chosen:
+        return evidence  # nothing matched the question at all: leave the reader the passages
+
+    citations: list[Citation] = []
+    for i, c in enumerate(evidence.citations):
+        picked = sorted((sentences[k] for k in chosen if sentences[k].citation == i), key=lambda s: s.order)
+        if not picked:
+            continue
+        parts = [picked[0].text]
+        for prev, cur in zip(picked, picked[1:]):
+            parts.append((GAP if cur.order != prev.order + 1 else " ") + cur.text)
+        citations.append(Citation(
+            number=c.number, chunk_id=c.chunk_id, book=c.book, chapter=c.chapter, section=c.section,
+            title=c.title, text="".join(parts), score=c.score,
+            char_start=c.char_start + picked[0].start if c.char_end > c.char_start else c.char_start,
+            char_end=c.char_start + picked[-1].end if c.char_end > c.char_start else c.char_end,
+        ))
+    total = sum(count_tokens(f"[{c.number}] ({c.label}) {c.text}") for c in citations)
+    return Evidence(citations=citations, token_count=total, budget=budget_tokens, queries=list(evidence.queries),
+                    dropped=evidence.dropped + len(evidence.citations) - len(citations))

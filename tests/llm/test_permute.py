@@ -1,0 +1,58 @@
+"""Permutation-debiased letter scoring: a letter preference cancels out, content decides."""
+
+import math
+
+from medground.llm.base import ChatResult, TokenLogprob
+from medground.llm.scoring import cyclic_orders, score_options, score_options_permuted
+from medground.pipelines.prompts import format_options
+
+
+class BiasedReader:
+    """Likes letter A a lot, and the option whose text is 'right' a little more."""
+
+    def __init__(self, letters_found: bool = True):
+        self.calls = 0
+        self.letters_found = letters_found
+
+    def chat(self, messages, **kw) -> ChatResult:
+        self.calls += 1
+        shown = dict(line.split(". ", 1) for line in messages[-1]["content"].splitlines() if ". " in line)
+        if not self.letters_found:
+            return ChatResult(text="hmm", logprobs=[TokenLogprob("hmm", -0.1, [("hmm", -0.1), ("well", -3.0)])])
+        logits = {x: (2.0 if x == "A" else 0.0) + (1.5 if t == "right" else 0.0) for x, t in shown.items()}
+        z = math.log(sum(math.exp(v) for v in logits.values()))
+        top = sorted(((x, v - z) for x, v in logits.items()), key=lambda kv: -kv[1])
+        return ChatResult(text=top[0][0], prompt_tokens=10, completion_tokens=1,
+                          logprobs=[TokenLogprob(top[0][0], top[0][1], top)])
+
+
+def build(shown):
+    return [{"role": "user", "content": format_options(shown)}]
+
+
+OPTIONS = {"A": "wrong one", "B": "right", "C": "wrong two", "D": "wrong three"}
+
+
+def test_cyclic_orders_put_every_option_under_every_letter_once():
+    orders = cyclic_orders(["A", "B", "C", "D"])
+    assert orders[0] == ["A", "B", "C", "D"] and orders[1] == ["B", "C", "D", "A"]
+    for i in range(4):
+        assert sorted(o[i] for o in orders) == ["A", "B", "C", "D"]
+    assert len(cyclic_orders(["A", "B", "C"], shifts=2)) == 2
+
+
+def test_plain_scoring_follows_the_letter_bias_permuted_scoring_follows_content():
+    plain = score_options(BiasedReader(), build(OPTIONS), list(OPTIONS))
+    assert plain.choice == "A"
+    llm = BiasedReader()
+    permuted = score_options_permuted(llm, build, OPTIONS)
+    assert permuted.choice == "B"
+    assert llm.calls == permuted.calls == 4
+    assert abs(sum(permuted.probs.values()) - 1) < 1e-9
+    # Token accounting adds up the passes.
+    assert permuted.result.prompt_tokens == 40
+
+
+def test_no_letter_in_any_pass_is_a_parse_failure_not_a_default_letter():
+    out = score_options_permuted(BiasedReader(letters_found=False), build, OPTIONS)
+    assert out.outcome == "parse_failure" and out.choice is None and out.blank_passes == 4

@@ -1,0 +1,64 @@
+from medground.retrieve.compress import GAP, compress
+from medground.schema import Citation, Evidence
+
+
+def words(text: str) -> int:
+    return len(text.split())
+
+
+def cit(n: int, text: str) -> Citation:
+    return Citation(number=n, chunk_id=f"c{n}", book="B", chapter="C", section="S", title="T", text=text,
+                    score=1.0, char_start=100, char_end=100 + len(text))
+
+
+def evidence(*texts: str) -> Evidence:
+    cits = [cit(i, t) for i, t in enumerate(texts, 1)]
+    return Evidence(citations=cits, token_count=sum(words(f"[{c.number}] ({c.label}) {c.text}") for c in cits),
+                    budget=1000)
+
+
+FILLER = " ".join(f"The liver stores glycogen number {i}." for i in range(12))
+KEY = "Hypokalemia increases the risk of digoxin toxicity."
+
+
+def test_keeps_the_sentence_that_names_the_question_and_an_option_with_its_number():
+    ev = evidence(FILLER, f"{FILLER} {KEY} {FILLER}")
+    out = compress(ev, "Which electrolyte disturbance increases the risk of digoxin toxicity?",
+                   {"A": "Hyperkalemia", "B": "Hypokalemia"}, budget_tokens=30, count_tokens=words)
+    assert out.token_count <= 30 + 2  # separators are estimated, never far off
+    texts = {c.number: c.text for c in out.citations}
+    assert KEY in texts[2]  # the citation keeps its number [2]
+    assert 1 not in texts  # the filler passage had nothing on the question: dropped, not renumbered
+    assert out.dropped == 1
+    # The span narrows to the kept sentences and stays inside the original chunk.
+    c = out.citations[0]
+    assert 100 <= c.char_start < c.char_end <= 100 + len(ev.citations[1].text)
+
+
+def test_every_option_gets_its_best_sentence_before_the_rest():
+    a = "Vitamin C deficiency causes scurvy."
+    b = "Vitamin B6 prevents isoniazid neuropathy."
+    ev = evidence(f"{FILLER} {a}", f"{b} {FILLER}")
+    out = compress(ev, "Which vitamin prevents isoniazid neuropathy?", {"A": "Vitamin C", "B": "Vitamin B6"},
+                   budget_tokens=25, count_tokens=words)
+    joined = " ".join(c.text for c in out.citations)
+    assert a in joined and b in joined
+
+
+def test_skipped_text_is_marked_and_order_is_kept():
+    text = "Digoxin slows the heart. Unrelated filler here. Digoxin toxicity causes nausea. More filler text."
+    ev = evidence(text, FILLER)
+    out = compress(ev, "What are signs of digoxin toxicity?", None, budget_tokens=20, count_tokens=words)
+    first = out.citations[0].text
+    assert first.index("slows") < first.index("nausea")
+    assert GAP in first
+
+
+def test_evidence_within_budget_is_returned_unchanged():
+    ev = evidence("Short passage about digoxin.")
+    assert compress(ev, "digoxin?", None, budget_tokens=500, count_tokens=words) is ev
+
+
+def test_nothing_related_leaves_the_passages_to_the_reader():
+    ev = evidence(FILLER, FILLER + " again")
+    assert compress(ev, "Which enzyme does aspirin inhibit?", None, budget_tokens=10, count_tokens=words) is ev
