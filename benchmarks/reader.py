@@ -65,8 +65,7 @@ def mcnemar_row(a: list[bool], b: list[bool]) -> dict:
     from medground.eval.metrics import mcnemar_test
 
     r = mcnemar_test(a, b)
-    return {"a_only": r.b if hasattr(r, "b") else None, "b_only": r.c if hasattr(r, "c") else None,
-            "p_value": round(r.p_value, 6), **({"detail": str(r)} if not hasattr(r, "p_value") else {})}
+    return {"only_baseline_right": r.a_only, "only_this_right": r.b_only, "p_value": round(r.pvalue, 6)}
 
 
 def macro_f1(gold: list[str], pred: list[str | None], labels: list[str]) -> float:

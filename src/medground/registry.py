@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -55,22 +56,36 @@ def create(kind: str, name: str, /, **kwargs: Any) -> Any:
 
 
 _loaded = False
+_lock = threading.RLock()
+_loading = threading.local()
 
 
 def _load_builtins() -> None:
-    """Import the modules whose import registers the built-in components."""
+    """Import the modules whose import registers the built-in components.
+
+    Thread-safe: the registry counts as loaded only after every import finished, and other
+    threads wait for that (a server's first requests arrive together). A module that asks the
+    registry while it is being imported (same thread) gets what is registered so far.
+    """
     global _loaded
-    if _loaded:
+    if _loaded or getattr(_loading, "active", False):
         return
-    _loaded = True
     import importlib
 
-    for mod in _BUILTIN_MODULES:
+    with _lock:
+        if _loaded:
+            return
+        _loading.active = True
         try:
-            importlib.import_module(mod)
-        except ImportError as exc:  # an optional extra is missing: its components are absent
-            if getattr(exc, "name", "") and str(exc.name).startswith("medground"):
-                raise
+            for mod in _BUILTIN_MODULES:
+                try:
+                    importlib.import_module(mod)
+                except ImportError as exc:  # an optional extra is missing: its components are absent
+                    if getattr(exc, "name", "") and str(exc.name).startswith("medground"):
+                        raise
+            _loaded = True
+        finally:
+            _loading.active = False
 
 
 # Modules that register components on import. Optional extras may be missing.

@@ -54,3 +54,38 @@ def test_eval_with_factory_then_report(tmp_path, monkeypatch):
 def test_report_on_missing_dir_fails_cleanly(tmp_path):
     res = runner.invoke(app, ["report", str(tmp_path), "--json"])
     assert res.exit_code == 2 and "no run directories" in json.loads(res.output)["error"]
+
+
+def _fake_eval_args(tmp_path, skill: str = "1.0"):
+    data = tmp_path / "q.jsonl"
+    data.write_text("".join(json.dumps({"question": q.question, "options": q.options, "answer_idx": q.answer}) + "\n"
+                            for q in make_questions(6)))
+    cfg = tmp_path / "p.yaml"
+    cfg.write_text(f"pipeline: rag\nskill: {skill}\n")
+    return ["eval", "-d", "medqa-jsonl", "--path", str(data), "-p", str(cfg), "-n", "6", "--runs-dir",
+            str(tmp_path / "runs"), "--factory", "eval.eval_fakes:make_fake", "--json"]
+
+
+def test_a_locked_run_is_a_message_not_a_traceback(tmp_path, monkeypatch):
+    from medground.eval import sweep
+    from medground.eval.records import RunLockedError
+
+    monkeypatch.syspath_prepend(str(Path(__file__).parent))
+
+    def locked(*a, **k):
+        raise RunLockedError("runs/abc/results.jsonl is being written by another process")
+
+    monkeypatch.setattr(commands, "run_sweep", locked)
+    res = runner.invoke(app, _fake_eval_args(tmp_path))
+    assert res.exit_code == 2
+    assert "another `medground eval` or `sweep`" in json.loads(res.output)["error"]
+    assert sweep  # imported: the module the command uses
+
+
+def test_report_on_a_run_with_nothing_right(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(Path(__file__).parent))
+    res = runner.invoke(app, _fake_eval_args(tmp_path, skill="0.0"))
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["runs"][0]["accuracy"] == 0.0
+    res = runner.invoke(app, ["report", str(tmp_path / "runs"), "--json"])
+    assert res.exit_code == 0, res.output

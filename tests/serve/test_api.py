@@ -151,3 +151,50 @@ def test_page_script_parses():
     r = subprocess.run([node, "--check", "-"], input=script, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert "innerHTML" not in script  # model output goes in as text only
+
+
+@pytest.mark.parametrize("body,needle", [
+    ({"question": "\ud800 digoxin?"}, "unicode"),
+    ({"question": "\u200b\u200b\ufeff"}, "invisible"),
+    ({"question": "x", "options": {"a": "one", "A": "two"}}, "twice"),
+    ({"question": "x", "options": {"AA": "one", "B": "two"}}, "one letter"),
+    ({"question": "x", "options": {"1": "one", "B": "two"}}, "one letter"),
+    ({"question": "x", "options": {"A": "only one"}}, "at least 2"),
+    ({"question": "x", "options": {chr(65 + i): "o" for i in range(11)}}, "at most 10"),
+    ({"question": "x", "options": {"A": "y" * 600, "B": "z"}}, "at most 500"),
+    ({"question": "x", "options": {"A": "\ud800", "B": "z"}}, "surrogate"),
+])
+def test_hostile_ask_bodies_are_422_naming_why(client, body, needle):
+    import json
+
+    # Sent as raw JSON: a lone surrogate is legal in JSON escapes but not in text.
+    r = client.post("/v1/ask", content=json.dumps(body), headers={"Content-Type": "application/json"})
+    assert r.status_code == 422, r.text
+    assert needle in r.text
+
+
+@pytest.mark.parametrize("path,body,needle", [
+    ("/v1/search", {"query": "aspirin", "k": "5"}, "k"),
+    ("/v1/search", {"query": "aspirin", "k": True}, "k"),
+    ("/v1/search", {"query": "aspirin", "k": 100}, "50"),
+    ("/v1/search", {"query": "\u200b"}, "invisible"),
+    ("/v1/consult", {"messages": [{"role": "user", "content": "hi"}] * 41}, "40"),
+    ("/v1/consult", {"messages": [{"role": "user", "content": "\ud800"}]}, "unicode"),
+    ("/v1/consult", {"messages": [{"role": "user", "content": "y" * 3900}] * 5}, "16000"),
+])
+def test_limits_are_checked_before_any_model_runs(client, built, path, body, needle):
+    import json
+
+    r = client.post(path, content=json.dumps(body), headers={"Content-Type": "application/json"})
+    assert r.status_code == 422, r.text
+    assert needle in r.text
+    assert not [k for k in built if k.startswith("pipe:")]  # nothing was built or called
+
+
+def test_security_headers_and_no_cdn_docs(client):
+    r = client.get("/")
+    csp = r.headers["Content-Security-Policy"]
+    assert "default-src 'self'" in csp and "frame-ancestors 'none'" in csp and "'sha256-" in csp
+    assert r.headers["X-Content-Type-Options"] == "nosniff"
+    assert client.get("/docs").status_code == 404  # the docs page pulls its assets from a CDN: off by default
+    assert client.get("/openapi.json").status_code == 200

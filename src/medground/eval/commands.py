@@ -16,6 +16,7 @@ import typer
 import yaml
 
 from medground.configio import ConfigError
+from medground.eval.records import RunLockedError
 from medground.eval.runner import PipelineFactory
 from medground.eval.sweep import DatasetSpec, SweepResult, SweepSettings, expand, load_sweep, run_sweep
 from medground.paths import home
@@ -47,6 +48,12 @@ def resolve_factory(spec: str | None = None) -> PipelineFactory:
     if not callable(fn):
         raise FactoryMissingError(f"{spec!r} is not callable")
     return fn
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, RunLockedError):
+        return f"{exc}: another `medground eval` or `sweep` is running this same run; wait for it or stop it"
+    return str(exc)
 
 
 def _runs_dir(runs_dir: Path | None) -> Path:
@@ -117,8 +124,8 @@ def eval_cmd(
             name=dataset, split=split, path=str(path) if path else None, subset=subset_n, seed=seed)])
         make = resolve_factory(factory)
         result = run_sweep(settings, make, _runs_dir(runs_dir), retry_errors=retry_errors, progress=not as_json)
-    except (ConfigError, FactoryMissingError, KeyError, ValueError, FileNotFoundError) as exc:
-        _fail(str(exc), as_json)
+    except (ConfigError, FactoryMissingError, KeyError, ValueError, FileNotFoundError, RunLockedError) as exc:
+        _fail(_why(exc), as_json)
     _emit(result, as_json)
 
 
@@ -149,8 +156,8 @@ def sweep_cmd(
         make = resolve_factory(factory)
         result = run_sweep(settings, make, _runs_dir(runs_dir), retry_errors=retry_errors, progress=not as_json,
                            only=(lambda r: only in r.name) if only else None)
-    except (ConfigError, FactoryMissingError, KeyError, ValueError, FileNotFoundError) as exc:
-        _fail(str(exc), as_json)
+    except (ConfigError, FactoryMissingError, KeyError, ValueError, FileNotFoundError, RunLockedError) as exc:
+        _fail(_why(exc), as_json)
     _emit(result, as_json)
 
 

@@ -60,6 +60,9 @@ class RunRecord:
     citation_ids: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     votes: list[dict[str, Any]] | None = None
+    # Raw per-letter log-probabilities of a letter-scored answer (before any calibration), so a
+    # report can calibrate after the fact without re-running the model.
+    letter_logprobs: dict[str, float] | None = None
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), ensure_ascii=False, separators=(",", ":"))
@@ -86,6 +89,7 @@ def record_from_answer(question: Question, answer: Answer, seconds: float) -> Ru
         tokens=dict(answer.tokens), error=error, text=answer.text,
         citation_ids=[c.chunk_id for c in answer.citations], timings=dict(answer.timings),
         votes=list(votes) if votes is not None else None,
+        letter_logprobs=answer.metadata.get("letter_logprobs"),
     )
 
 

@@ -204,8 +204,9 @@ def scatter_plot(runs: list[LoadedRun], path: Path) -> bool:
     for fam in families:
         sel = [r for r in pts if r.axes.family == fam]
         acc = [100 * r.summary.accuracy for r in sel]
-        err = [[100 * (r.summary.accuracy - r.summary.ci_low) for r in sel],
-               [100 * (r.summary.ci_high - r.summary.accuracy) for r in sel]]
+        # Clamped: a Wilson bound can sit a rounding error past the point estimate (0 correct).
+        err = [[max(0.0, 100 * (r.summary.accuracy - r.summary.ci_low)) for r in sel],
+               [max(0.0, 100 * (r.summary.ci_high - r.summary.accuracy)) for r in sel]]
         ax.errorbar([r.summary.runtime_s for r in sel], acc, yerr=err, fmt="o", capsize=2, label=fam)
     ax.set_xscale("log")
     ax.set_xlabel("runtime (s, log scale)")

@@ -45,6 +45,9 @@ def print_answer(question: Question, answer: Answer) -> None:
             if answer.choice else f"[red]no answer ({answer.outcome})[/red]"
     else:
         head = answer.text if answer.outcome == "answered" else f"[yellow]{answer.outcome}[/yellow]: {answer.text}"
+    if question.options and question.answer:
+        mark = "[green]right[/green]" if answer.choice == question.answer else "[red]wrong[/red]"
+        head += f"\n[dim]textbook answer: {question.answer}. {question.options.get(question.answer, '')}[/dim] ({mark})"
     console.print(Panel(head, title=question.question[:100], subtitle=f"outcome: {answer.outcome}"))
     if answer.option_scores:
         t = Table("option", "score", "text", title="Option scores")
@@ -104,13 +107,21 @@ def ask(
         print_answer(q, answer)
 
 
+# From the answerable set (benchmarks/data/answerable_textbooks.jsonl): each answer is stated in
+# one textbook chunk, so the demo shows the reader following its evidence.
 DEMO_QUESTIONS = [
     Question(qid="demo-free", dataset="demo",
              question="Why should a client taking isoniazid also receive pyridoxine (vitamin B6)?"),
-    Question(qid="demo-mcq", dataset="demo",
-             question="Which electrolyte disturbance increases the risk of digoxin toxicity?",
-             options={"A": "Hyperkalemia", "B": "Hypokalemia", "C": "Hypernatremia", "D": "Hypercalcemia"},
+    Question(qid="ans-017", dataset="demo",
+             question="A nurse reviews laboratory results before giving digoxin. Which electrolyte abnormality is "
+                      "a contraindication to digoxin therapy?",
+             options={"A": "Hypernatremia", "B": "Hypokalemia", "C": "Hypophosphatemia", "D": "Hyperchloremia"},
              answer="B"),
+    Question(qid="ans-020", dataset="demo",
+             question="Which drug is given orally or intravenously as the antidote for acetaminophen (paracetamol) "
+                      "overdose?",
+             options={"A": "Flumazenil", "B": "Naloxone", "C": "Protamine sulfate", "D": "Acetylcysteine"},
+             answer="D"),
 ]
 
 

@@ -15,6 +15,9 @@ pipeline that fails mid-answer returns 500 with the error text, never a made-up 
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import re
 import threading
 from collections.abc import Callable
 from dataclasses import asdict
@@ -22,9 +25,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from fastapi import FastAPI, HTTPException
-from fastapi.responses import HTMLResponse
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, JSONResponse
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
 
 from medground.pipelines.base import Pipeline
 from medground.pipelines.commands import CONFIGS, answer_dict
@@ -41,6 +45,7 @@ class ServeSettings(BaseModel):
     default: str = "rag"  # for /v1/ask and /v1/search when the request names none
     consult: str = "consult"  # the pipeline behind /v1/consult and the web page
     max_chars: int = Field(4000, ge=10, description="longest question, message or query accepted")
+    docs: bool = Field(False, description="serve /docs and /redoc (their pages load assets from a CDN)")
 
     @model_validator(mode="after")
     def _known_names(self) -> ServeSettings:
@@ -52,6 +57,25 @@ class ServeSettings(BaseModel):
 
 
 # --- request and response bodies ----------------------------------------------------------------
+MAX_OPTIONS = 10
+MAX_OPTION_CHARS = 500
+MAX_TURNS = 40
+MAX_DIALOGUE_CHARS = 16000
+MAX_K = 50  # the engines keep at most 50 candidates per query in the shipped configs
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+_INVISIBLE = re.compile(r"[\s\u200b-\u200f\u2028-\u202f\u2060-\u2064\ufeff\u00ad]+")
+_OPTION_KEY = re.compile(r"[A-Z]")
+
+
+def clean_text(v: str, what: str) -> str:
+    """Text a model can read: no lone surrogates (not encodable), not only invisible characters."""
+    if _SURROGATE.search(v):
+        raise ValueError(f"{what} contains a lone UTF-16 surrogate (invalid Unicode text)")
+    if not _INVISIBLE.sub("", v):
+        raise ValueError(f"{what} is empty, whitespace or invisible characters only")
+    return v.strip()
+
+
 class AskRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     question: str = Field(min_length=1)
@@ -61,9 +85,26 @@ class AskRequest(BaseModel):
     @field_validator("question")
     @classmethod
     def _not_blank(cls, v: str) -> str:
-        if not v.strip():
-            raise ValueError("the question is empty or whitespace")
-        return v.strip()
+        return clean_text(v, "the question")
+
+    @field_validator("options")
+    @classmethod
+    def _options(cls, v: dict[str, str]) -> dict[str, str]:
+        if len(v) > MAX_OPTIONS:
+            raise ValueError(f"{len(v)} options; at most {MAX_OPTIONS} accepted")
+        if len(v) == 1:
+            raise ValueError("a multiple-choice question needs at least 2 options (or none for free text)")
+        out: dict[str, str] = {}
+        for raw, text in v.items():
+            key = raw.strip().upper()
+            if not _OPTION_KEY.fullmatch(key):
+                raise ValueError(f"option key {raw!r}: expected one letter A-Z")
+            if key in out:
+                raise ValueError(f"option keys: {key!r} is given twice (letters are case-insensitive)")
+            if len(text) > MAX_OPTION_CHARS:
+                raise ValueError(f"option {key}: {len(text)} characters, at most {MAX_OPTION_CHARS} accepted")
+            out[key] = clean_text(text, f"option {key}")
+        return out
 
 
 class Turn(BaseModel):
@@ -71,23 +112,36 @@ class Turn(BaseModel):
     role: Literal["user", "assistant"]
     content: str = Field(min_length=1)
 
+    @field_validator("content")
+    @classmethod
+    def _text(cls, v: str) -> str:
+        return clean_text(v, "content")
+
 
 class ConsultRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    messages: list[Turn] = Field(min_length=1)
+    messages: list[Turn] = Field(min_length=1, max_length=MAX_TURNS)
 
     @model_validator(mode="after")
     def _ends_with_user(self) -> ConsultRequest:
         if self.messages[-1].role != "user" or not self.messages[-1].content.strip():
             raise ValueError("messages: the last turn must be the patient's (role 'user') and not empty")
+        total = sum(len(t.content) for t in self.messages)
+        if total > MAX_DIALOGUE_CHARS:
+            raise ValueError(f"messages: {total} characters in all, at most {MAX_DIALOGUE_CHARS} accepted")
         return self
 
 
 class SearchRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     query: str = Field(min_length=1)
-    k: int = Field(6, ge=1, le=100)
+    k: StrictInt = Field(6, ge=1, le=MAX_K)
     pipeline: str | None = None
+
+    @field_validator("query")
+    @classmethod
+    def _text(cls, v: str) -> str:
+        return clean_text(v, "the query")
 
 
 def passage_json(rank: int, p: Passage) -> dict[str, Any]:
@@ -148,9 +202,29 @@ def create_app(settings: ServeSettings | None = None,
     if build is None:
         from medground.pipelines.factory import build_pipeline as build
     pool = PipelinePool(settings, build)
+    docs = {} if settings.docs else {"docs_url": None, "redoc_url": None}
     app = FastAPI(title="MedGround", version=__version__,
-                  description="Grounded medical question answering with cited evidence.")
+                  description="Grounded medical question answering with cited evidence.", **docs)
     app.state.pool = pool
+    page_html = resources.files("medground.serve").joinpath("static/consult.html").read_text(encoding="utf-8")
+    csp = content_security_policy(page_html)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        # The default handler echoes the input, which fails to encode for a lone surrogate
+        # (500 and a dropped connection): say where and what, without the input.
+        detail = [{"loc": list(e.get("loc", ())), "msg": str(e.get("msg", "")), "type": e.get("type", "")}
+                  for e in exc.errors()]
+        return JSONResponse({"detail": detail}, status_code=422)
+
+    @app.middleware("http")
+    async def security_headers(request: Request, call_next):
+        response = await call_next(request)
+        response.headers["Content-Security-Policy"] = csp
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        response.headers["X-Frame-Options"] = "DENY"
+        response.headers["Referrer-Policy"] = "no-referrer"
+        return response
 
     def too_long(text: str, field: str) -> None:
         if len(text) > settings.max_chars:
@@ -183,10 +257,7 @@ def create_app(settings: ServeSettings | None = None,
     @app.post("/v1/ask")
     def ask(req: AskRequest) -> dict[str, Any]:
         too_long(req.question, "question")
-        options = {k.strip().upper(): v.strip() for k, v in req.options.items()}
-        if any(not k or not v for k, v in options.items()):
-            raise HTTPException(422, "options: every option needs a letter and a text")
-        q = Question(qid="api", dataset="api", question=req.question, options=options)
+        q = Question(qid="api", dataset="api", question=req.question, options=dict(req.options))
         return answered(req.pipeline or settings.default, q)
 
     @app.post("/v1/consult")
@@ -219,6 +290,17 @@ def create_app(settings: ServeSettings | None = None,
 
     @app.get("/", response_class=HTMLResponse)
     def page() -> str:
-        return resources.files("medground.serve").joinpath("static/consult.html").read_text(encoding="utf-8")
+        return page_html
 
     return app
+
+
+def content_security_policy(page_html: str) -> str:
+    """Same-origin only; the page's inline script and style allowed by their sha256, nothing else
+    inline; no framing by other sites."""
+    def hashes(tag: str) -> str:
+        bodies = re.findall(rf"<{tag}>(.*?)</{tag}>", page_html, flags=re.DOTALL)
+        return " ".join(f"'sha256-{base64.b64encode(hashlib.sha256(b.encode()).digest()).decode()}'" for b in bodies)
+
+    return (f"default-src 'self'; script-src 'self' {hashes('script')}; style-src 'self' {hashes('style')}; "
+            "img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")

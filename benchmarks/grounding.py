@@ -1,0 +1,141 @@
+"""The grounding verdict: every configuration of configs/sweeps/grounding.yaml on the same seeded
+questions, against closed book.
+
+Reads the runs the sweep wrote (resumable; run it while they are still going for a partial
+table) and writes docs/reports/grounding/{README.md, grounding.json, accuracy_runtime.png}:
+per dataset, accuracy with its Wilson 95 % CI, exact McNemar against direct (letter) on the
+questions both runs answered, seconds per question, prompt tokens per question, parse failures.
+
+"direct + calibration" is computed from the direct (letter) run's stored raw letter
+log-probabilities: each letter's mean log-probability over the run's questions is subtracted
+(label-free; it uses the evaluated questions' inputs, never their answers).
+
+    medground sweep configs/sweeps/grounding.yaml --only config=direct-letter
+    python benchmarks/grounding.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def calibrated(records: list[dict]) -> list[dict]:
+    rows = [r for r in records if r.get("letter_logprobs")]
+    if not rows:
+        return []
+    letters = sorted(rows[0]["letter_logprobs"])
+    mean = {x: sum(r["letter_logprobs"][x] for r in rows) / len(rows) for x in letters}
+    out = []
+    for r in records:
+        lp = r.get("letter_logprobs")
+        if not lp:
+            out.append({**r, "correct": False})
+            continue
+        choice = max(letters, key=lambda x: lp[x] - mean[x])
+        out.append({**r, "choice": choice, "correct": choice == r["gold"]})
+    return out
+
+
+def row(label: str, records: list[dict], base: dict[str, bool] | None) -> dict:
+    from medground.eval.metrics import mcnemar_test, wilson_ci
+
+    correct = [bool(r.get("correct")) for r in records]
+    n = len(correct)
+    ci = wilson_ci(correct)
+    out = {"config": label, "n": n, "accuracy": round(sum(correct) / n, 4), "ci95": [round(ci.low, 4), round(ci.high, 4)],
+           "seconds_per_q": round(sum(r.get("seconds", 0.0) for r in records) / n, 2),
+           "prompt_tokens_per_q": round(sum((r.get("tokens") or {}).get("prompt", 0) for r in records) / n, 1),
+           "parse_failures": sum(r.get("outcome") == "parse_failure" for r in records),
+           "errors": sum(r.get("outcome") == "error" for r in records),
+           "pred_share": {x: round(sum(r.get("choice") == x for r in records) / n, 3) for x in "ABCD"}}
+    if base is not None:
+        shared = [r for r in records if r["qid"] in base]
+        a = [base[r["qid"]] for r in shared]
+        b = [bool(r.get("correct")) for r in shared]
+        m = mcnemar_test(a, b)
+        out["vs_direct"] = {"n_paired": len(shared), "delta_pts": round(100 * (sum(b) - sum(a)) / len(shared), 1),
+                            "only_this_right": sum(y and not x for x, y in zip(a, b)),
+                            "only_direct_right": sum(x and not y for x, y in zip(a, b)),
+                            "p_value": round(m.pvalue, 4)}
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=Path, default=ROOT / ".medground" / "runs")
+    ap.add_argument("--out", type=Path, default=ROOT / "docs" / "reports" / "grounding")
+    args = ap.parse_args()
+    from medground.eval.records import read_run
+
+    runs: dict[str, dict[str, list[dict]]] = {}
+    for d in sorted(p for p in args.runs.iterdir() if (p / "results.jsonl").exists()):
+        meta, records = read_run(d)
+        name = meta.get("name", "")
+        if "config=" not in name or not records:
+            continue
+        dataset, config = name.split("/llm=")[0], name.split("config=")[-1]
+        runs.setdefault(dataset, {})[config] = sorted(records, key=lambda r: r["qid"])
+    tables: dict[str, list[dict]] = {}
+    order = ["direct-letter", "direct+calibration", "direct-permute", "direct-cot", "rag-focus", "amt", "imedrag"]
+    for dataset, configs in runs.items():
+        if "direct-letter" in configs:
+            configs["direct+calibration"] = calibrated(configs["direct-letter"])
+        base = {r["qid"]: bool(r.get("correct")) for r in configs.get("direct-letter", [])} or None
+        tables[dataset] = [row(c, configs[c], None if c == "direct-letter" else base)
+                           for c in sorted(configs, key=lambda c: order.index(c) if c in order else 99) if configs[c]]
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "grounding.json").write_text(json.dumps({"command": "python " + " ".join(sys.argv), "tables": tables},
+                                                        indent=2) + "\n")
+    plot(tables, args.out / "accuracy_runtime.png")
+    lines = ["# Grounding verdict", "",
+             "Same seeded questions for every configuration (configs/sweeps/grounding.yaml); the bundled "
+             "Qwen2.5-Coder-1.5B (Q4_K_M) on 2 CPU threads. Δ and p: exact McNemar against direct (letter) on the "
+             "questions both answered. Seconds are wall time per question as recorded by the runner; a run that "
+             "found its first pass in the shared LLM cache (direct-permute reuses direct's prompt) is cheaper than a "
+             "cold run, see docs/benchmarks.md for cold costs.", ""]
+    for dataset, rows in tables.items():
+        lines += [f"## {dataset}", "", "| config | n | accuracy % | 95% CI | Δ vs direct (pts) | only this right | "
+                  "only direct right | McNemar p | s/q | prompt tokens/q | parse failures | share of B |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        for r in rows:
+            v = r.get("vs_direct") or {}
+            lines.append(f"| {r['config']} | {r['n']} | {100 * r['accuracy']:.1f} | {100 * r['ci95'][0]:.1f}–"
+                         f"{100 * r['ci95'][1]:.1f} | {v.get('delta_pts', '—')} | {v.get('only_this_right', '—')} | "
+                         f"{v.get('only_direct_right', '—')} | {v.get('p_value', '—')} | {r['seconds_per_q']} | "
+                         f"{r['prompt_tokens_per_q']} | {r['parse_failures']} | {r['pred_share']['B']} |")
+        lines.append("")
+    lines += ["![accuracy vs runtime](accuracy_runtime.png)", "", f"Command: `python {' '.join(sys.argv)}`", ""]
+    (args.out / "README.md").write_text("\n".join(lines))
+    print("\n".join(lines))
+
+
+def plot(tables: dict[str, list[dict]], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, max(1, len(tables)), figsize=(6 * max(1, len(tables)), 4.5), squeeze=False)
+    for ax, (dataset, rows) in zip(axes[0], tables.items()):
+        for r in rows:
+            acc = 100 * r["accuracy"]
+            err = [[max(0.0, acc - 100 * r["ci95"][0])], [max(0.0, 100 * r["ci95"][1] - acc)]]
+            ax.errorbar([max(r["seconds_per_q"], 0.05)], [acc], yerr=err, fmt="o", capsize=3, label=f"{r['config']} (n={r['n']})")
+        ax.set_xscale("log")
+        ax.set_title(dataset)
+        ax.set_xlabel("seconds per question (log)")
+        ax.set_ylabel("accuracy % (95% Wilson CI)")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+if __name__ == "__main__":
+    main()
