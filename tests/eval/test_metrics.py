@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from scipy.stats import binomtest
 
+from medground.pipelines.amt import weighted_vote
 from medground.eval.metrics import (
     accuracy,
     bootstrap_ci,
@@ -12,7 +13,7 @@ from medground.eval.metrics import (
     paired_bootstrap,
     parse_failure_rate,
     vote_curve,
-    weighted_vote,
+
     wilson_ci,
 )
 

@@ -128,28 +128,10 @@ def parse_failure_rate(outcomes: Iterable[str]) -> float:
     return outcome_rates(outcomes).get("parse_failure", 0.0)
 
 
-def weighted_vote(votes: Sequence[dict], k: int | None = None) -> str | None:
-    """The choice with the largest summed confidence among the first ``k`` votes.
-
-    ``votes`` are ``{"choice": letter | None, "confidence": float}`` in retrieval rank order
-    (LLM-AMT: one vote per passage). Votes without a choice (a passage whose reading failed to
-    parse) are ignored. Ties go to the choice voted for first (the higher-ranked passage).
-    """
-    totals: dict[str, float] = {}
-    first_seen: dict[str, int] = {}
-    for i, v in enumerate(votes[:k] if k is not None else votes):
-        choice = v.get("choice")
-        if not choice:
-            continue
-        totals[choice] = totals.get(choice, 0.0) + float(v.get("confidence", 1.0))
-        first_seen.setdefault(choice, i)
-    if not totals:
-        return None
-    return max(totals, key=lambda c: (totals[c], -first_seen[c]))
-
-
 def vote_curve(records: Sequence[dict], max_k: int | None = None) -> list[tuple[int, float]]:
     """Accuracy of the weighted vote over the first k votes, k = 1..K (records with ``votes``)."""
+    from medground.pipelines.amt import weighted_vote
+
     rows = [r for r in records if r.get("votes") is not None and r.get("gold")]
     if not rows:
         return []

@@ -17,7 +17,7 @@ from medground.index.fingerprint import (
 )
 from medground.index.text import BM25Settings, MedicalTokenizer, build_vocab
 from medground.registry import register
-from medground.retrieve.base import check_query
+from medground.protocols import check_query
 from medground.schema import Chunk, Passage
 
 _IDS_FILE = "chunk_ids.json"

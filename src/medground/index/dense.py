@@ -29,7 +29,7 @@ from medground.index.fingerprint import (
     to_passages,
 )
 from medground.registry import register
-from medground.retrieve.base import Embedder, check_query
+from medground.protocols import Embedder, check_query
 from medground.schema import Chunk, Passage
 
 log = logging.getLogger(__name__)

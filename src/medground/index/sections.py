@@ -27,7 +27,7 @@ from medground.index.fingerprint import (
 )
 from medground.index.text import BM25Settings
 from medground.registry import create, register
-from medground.retrieve.base import Retriever, check_query
+from medground.protocols import Retriever, check_query
 from medground.schema import Chunk, Passage
 
 log = logging.getLogger(__name__)

@@ -25,7 +25,7 @@ from medground.index.fingerprint import (
     to_passages,
 )
 from medground.registry import register
-from medground.retrieve.base import check_query
+from medground.protocols import check_query
 from medground.schema import Chunk, Passage
 
 _IDS_FILE = "chunk_ids.json"

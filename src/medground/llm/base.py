@@ -223,7 +223,6 @@ def parse_completion(payload: dict[str, Any], *, seconds: float = 0.0, cached: b
 def create_llm(settings: LLMSettings | dict[str, Any] | None = None, **overrides: Any) -> LLM:
     """Build the backend named by ``settings.backend`` through the registry."""
     from medground import registry
-    from medground.llm import local, remote  # noqa: F401 - registers the backends
 
     if settings is None:
         settings = LLMSettings(**overrides)

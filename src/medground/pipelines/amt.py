@@ -20,7 +20,6 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from medground.eval.metrics import weighted_vote
 from medground.llm.base import LLM
 from medground.llm.scoring import score_options
 from medground.llm.structured import option_confidence
@@ -52,6 +51,26 @@ class AmtSettings(BaseModel):
     # "logprob": the option letters' probabilities in one forward pass, x10 — small models'
     # generated tables collapse to one letter at 10, the probabilities do not.
     confidence: Literal["generated", "logprob"] = "generated"
+
+
+def weighted_vote(votes: Sequence[dict], k: int | None = None) -> str | None:
+    """The choice with the largest summed confidence among the first ``k`` votes.
+
+    ``votes`` are ``{"choice": letter | None, "confidence": float}`` in retrieval rank order
+    (LLM-AMT: one vote per passage). Votes without a choice (a passage whose reading failed to
+    parse) are ignored. Ties go to the choice voted for first (the higher-ranked passage).
+    """
+    totals: dict[str, float] = {}
+    first_seen: dict[str, int] = {}
+    for i, v in enumerate(votes[:k] if k is not None else votes):
+        choice = v.get("choice")
+        if not choice:
+            continue
+        totals[choice] = totals.get(choice, 0.0) + float(v.get("confidence", 1.0))
+        first_seen.setdefault(choice, i)
+    if not totals:
+        return None
+    return max(totals, key=lambda c: (totals[c], -first_seen[c]))
 
 
 def vote_totals(votes: Sequence[dict]) -> dict[str, float]:
