@@ -273,7 +273,9 @@ def answerable(args) -> None:
     from medground.pipelines.factory import build_pipeline
 
     items = load_answerable()
-    configs = {"default (rag.yaml)": CONFIGS / "rag.yaml", "closed book (direct.yaml)": CONFIGS / "direct.yaml"}
+    configs = {"closed book (direct.yaml)": CONFIGS / "direct.yaml", "default (rag.yaml)": CONFIGS / "rag.yaml"}
+    for extra in args.configs or []:
+        configs[Path(extra).name] = Path(extra)
     per: dict[str, list[dict]] = {}
     for label, path in configs.items():
         cfg = load_pipeline_config(path)
@@ -359,6 +361,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--model", default="qwen2.5-coder-1.5b")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--configs", nargs="*", help="answerable: further pipeline configs to compare")
     args = ap.parse_args()
     args.n = args.n or {"pubmedqa": 200, "drugs": 60, "cost": 8}.get(args.section)
     {"pubmedqa": pubmedqa, "drugs": drugs, "answerable": answerable, "cost": cost}[args.section](args)

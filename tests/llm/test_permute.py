@@ -56,3 +56,38 @@ def test_plain_scoring_follows_the_letter_bias_permuted_scoring_follows_content(
 def test_no_letter_in_any_pass_is_a_parse_failure_not_a_default_letter():
     out = score_options_permuted(BiasedReader(letters_found=False), build, OPTIONS)
     assert out.outcome == "parse_failure" and out.choice is None and out.blank_passes == 4
+
+
+class YesNoReader:
+    """Says 'yes' to the option text it believes, with a strong 'A' habit it never gets to use."""
+
+    def __init__(self, believed: str):
+        self.believed = believed
+        self.calls = 0
+
+    def chat(self, messages, **kw) -> ChatResult:
+        self.calls += 1
+        user = messages[-1]["content"]
+        p_yes = 0.8 if user.endswith(self.believed) else 0.3
+        top = [(" Yes", math.log(p_yes)), ("No", math.log(1 - p_yes)), ("A", math.log(0.001))]
+        top.sort(key=lambda kv: -kv[1])
+        return ChatResult(text=top[0][0], prompt_tokens=5, completion_tokens=1,
+                          logprobs=[TokenLogprob(top[0][0], top[0][1], top)])
+
+
+def test_verify_scores_each_option_without_letters():
+    from medground.llm.scoring import score_options_verify
+
+    llm = YesNoReader("right")
+    out = score_options_verify(llm, lambda text: [{"role": "user", "content": f"Proposed answer: {text}"}], OPTIONS)
+    assert out.choice == "B" and llm.calls == 4 and out.calls == 4
+    # softmax of logit(P(yes)): 0.8 -> log 4, 0.3 -> log(3/7)
+    expected_b = 4 / (4 + 3 * (3 / 7))
+    assert abs(out.probs["B"] - expected_b) < 1e-9
+
+
+def test_verify_without_yes_or_no_is_a_parse_failure():
+    from medground.llm.scoring import score_options_verify
+
+    out = score_options_verify(BiasedReader(letters_found=False), lambda t: [{"role": "user", "content": t}], OPTIONS)
+    assert out.outcome == "parse_failure" and out.choice is None

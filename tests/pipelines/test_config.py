@@ -33,7 +33,7 @@ def test_unknown_pipeline_is_refused():
 def test_shipped_configs_load():
     from pathlib import Path
 
-    configs = sorted(Path(__file__).resolve().parents[2].joinpath("configs", "pipelines").glob("*.yaml"))
+    configs = sorted(Path(__file__).resolve().parents[2].joinpath("configs", "pipelines").rglob("*.yaml"))
     assert len(configs) >= 4
     for path in configs:
         load_pipeline_config(path)

@@ -291,3 +291,53 @@ def _merge_results(results: list[ChatResult]) -> ChatResult | None:
 
     return replace(results[-1], prompt_tokens=sum(r.prompt_tokens for r in results),
                    completion_tokens=sum(r.completion_tokens for r in results))
+
+
+# --- per-option verification ---------------------------------------------------------------------
+YES, NO = "yes", "no"
+
+
+def yes_probability(result: ChatResult) -> float | None:
+    """P(yes) / (P(yes) + P(no)) from a one-token result's alternatives (any case, any spacing);
+    None when neither word is among them."""
+    top = result.first_top
+    found = label_logprobs(top, [YES, NO], case_sensitive=False)
+    if not found:
+        return None
+    floor = min(lp for _, lp in top)
+    y, n = found.get(YES, floor), found.get(NO, floor)
+    return 1.0 / (1.0 + math.exp(n - y))
+
+
+def score_options_verify(llm: LLM, build: Callable[[str], list[Message]], options: dict[str, str], *,
+                         top_logprobs: int = 20) -> OptionScores:
+    """Each option checked on its own: "is this answer correct?" read as P(yes) from one token.
+
+    No option letter is ever shown, so a letter preference cannot enter. ``build(option_text)``
+    makes the messages; keep the option at the end so every check reuses the evidence and
+    question as a cached prefix. Scores are softmax over options of logit(P(yes)); options whose
+    check produced neither "yes" nor "no" get the lowest score seen, and when none did the
+    result is a parse failure.
+    """
+    letters = list(options)
+    _check_letters(letters)
+    results, p_yes = [], {}
+    for x in letters:
+        result = llm.chat(build(options[x]), max_tokens=1, temperature=0.0, top_logprobs=top_logprobs)
+        results.append(result)
+        p = yes_probability(result)
+        if p is not None:
+            p_yes[x] = min(max(p, 1e-6), 1 - 1e-6)
+    last = _merge_results(results)
+    if not p_yes:
+        return OptionScores(outcome="parse_failure", choice=None, method="logprob", text=last.text if last else "",
+                            failure=ParseFailure("no yes/no among the top alternatives", ""), result=last,
+                            calls=len(results), blank_passes=len(results))
+    logit = {x: math.log(p / (1 - p)) for x, p in p_yes.items()}
+    low = min(logit.values())
+    raw = {x: logit.get(x, low) for x in letters}
+    probs = normalise(raw)
+    choice = max(letters, key=lambda x: probs[x])
+    return OptionScores(outcome="answered", choice=choice, probs=probs, logprobs=raw, method="logprob",
+                        missing=[x for x in letters if x not in p_yes], text=choice, result=last,
+                        calls=len(results), blank_passes=len(letters) - len(p_yes))

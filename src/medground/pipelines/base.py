@@ -12,7 +12,13 @@ from typing import Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field
 
 from medground.llm.base import LLM, ChatResult, Message
-from medground.llm.scoring import OptionScores, generate_and_parse, score_options, score_options_permuted
+from medground.llm.scoring import (
+    OptionScores,
+    generate_and_parse,
+    score_options,
+    score_options_permuted,
+    score_options_verify,
+)
 from medground.pipelines import prompts
 from medground.retrieve.engine import RetrievalEngine
 from medground.schema import Answer, Citation, Evidence, Query, Question
@@ -33,7 +39,9 @@ class ReaderSettings(BaseModel):
     prompt: Literal["zeroshot", "cot"] = "zeroshot"
     # zero-shot: "logprob" reads the option letters' log-probabilities in one forward pass;
     # "generate" writes a short answer and parses it. Chain-of-thought always generates.
-    scoring: Literal["logprob", "generate"] = "logprob"
+    # "verify" asks of each option on its own whether it is correct (P(yes) over one cached
+    # prefix): no letters are shown, so no letter bias can enter.
+    scoring: Literal["logprob", "generate", "verify"] = "logprob"
     calibration: dict[str, float] | None = Field(
         None, description="per-letter mean log-probability to subtract (see llm.scoring.calibrate)"
     )
@@ -103,6 +111,12 @@ def read_choice(
         msgs = prompts.messages("mcq_cot", **values)
         scores = generate_and_parse(llm, msgs, letters, max_tokens=settings.cot_max_tokens,
                                     options=question.options)
+    elif settings.scoring == "verify":
+        def check(option: str) -> list[Message]:
+            return prompts.messages("mcq_verify", evidence_block=context_block, question=values["question"],
+                                    option=option)
+
+        scores = score_options_verify(llm, check, question.options)
     elif settings.scoring == "logprob" and settings.debias == "permute":
         def build(shown: dict[str, str]) -> list[Message]:
             return prompts.messages("mcq_zeroshot", **{**values, "options": prompts.format_options(shown)})
