@@ -114,3 +114,40 @@ def test_registered_backends():
     assert {("llm", "local"), ("llm", "openai")} <= set(registry._FACTORIES)
     with pytest.raises(Exception, match="neither a catalog name"):
         create_llm(LLMSettings(model="/no/such/file.gguf"))
+
+
+def _tcp_listeners_of_this_process() -> list[str]:
+    import os
+    import shutil
+    import subprocess
+
+    if not shutil.which("ss"):
+        pytest.skip("ss (iproute2) is not installed")
+    out = subprocess.run(["ss", "-ltnp"], capture_output=True, text=True, check=True).stdout
+    return [ln for ln in out.splitlines() if f"pid={os.getpid()}," in ln]
+
+
+def test_the_in_process_model_opens_no_tcp_port(small_llm):
+    # xllamacpp always starts llama.cpp's HTTP listener; ours is a Unix socket in a private
+    # directory with an API key, so nothing on the network (or a web page) can reach the model.
+    small_llm.chat([{"role": "user", "content": "hi"}], max_tokens=1)
+    assert _tcp_listeners_of_this_process() == []
+    address = small_llm._server.listening_address
+    assert address.startswith("unix://")
+    import os
+    import stat
+
+    sock_dir = os.path.dirname(address.removeprefix("unix://"))
+    assert stat.S_IMODE(os.stat(sock_dir).st_mode) == 0o700
+
+
+def test_temperature_zero_gives_the_same_output_whatever_ran_before(small_llm):
+    msgs = [{"role": "user", "content": "List two vitamins."}]
+    first = small_llm.chat(msgs, max_tokens=12, extra={"cache_prompt": False})
+    # Unrelated work in between fills the prompt cache with another prefix.
+    small_llm.chat([{"role": "user", "content": "Write a long sentence about the kidney and the liver."}],
+                   max_tokens=16)
+    again_cached = small_llm.chat(msgs, max_tokens=12)
+    small_llm.chat([{"role": "user", "content": "List two vitamins and two minerals please."}], max_tokens=8)
+    again = small_llm.chat(msgs, max_tokens=12)
+    assert first.text == again_cached.text == again.text

@@ -8,6 +8,11 @@ use one llama.cpp server (tests and rerankers would otherwise load the weights t
 
 from __future__ import annotations
 
+import atexit
+import os
+import secrets
+import shutil
+import tempfile
 import threading
 from typing import Any
 
@@ -40,8 +45,24 @@ def _server(path: str, n_ctx: int, threads: int, parallel: int, ram_cache_mib: i
             p.use_jinja = True  # the GGUF's own chat template, with tools support where it has any
             p.warmup = False
             p.verbosity = -1  # llama.cpp logs to stderr otherwise, per token batch
+            _private_listener(p)
             _SERVERS[key] = xllamacpp.Server(p)
         return _SERVERS[key]
+
+
+def _private_listener(p: Any) -> None:
+    """We call the server in-process only, but xllamacpp always starts llama.cpp's HTTP listener
+    (by default on a random 127.0.0.1 port, no key, CORS open to any origin with credentials:
+    any local process or web page could use it). Bind it to a Unix socket in a directory only
+    this user can enter, require a random API key, and turn CORS off."""
+    sock_dir = tempfile.mkdtemp(prefix="medground-llama-")
+    os.chmod(sock_dir, 0o700)
+    atexit.register(shutil.rmtree, sock_dir, True)
+    p.hostnames = [os.path.join(sock_dir, "llama.sock")]
+    p.api_keys = [secrets.token_hex(24)]
+    p.cors_origins = ""
+    p.cors_credentials = False
+    p.n_threads_http = 1
 
 
 class LocalLLM(BaseLLM):
