@@ -198,3 +198,84 @@ def test_security_headers_and_no_cdn_docs(client):
     assert r.headers["X-Content-Type-Options"] == "nosniff"
     assert client.get("/docs").status_code == 404  # the docs page pulls its assets from a CDN: off by default
     assert client.get("/openapi.json").status_code == 200
+
+
+class SlowPipe(FakePipe):
+    """Answers only when the test releases it."""
+
+    release = None
+    started = None
+
+    def answer(self, q):
+        SlowPipe.started.set()
+        SlowPipe.release.wait(10)
+        return super().answer(q)
+
+
+def test_a_full_queue_is_503_with_retry_after_and_health_never_waits():
+    import asyncio
+    import threading
+
+    import httpx
+
+    SlowPipe.release, SlowPipe.started = threading.Event(), threading.Event()
+    app = create_app(ServeSettings(max_waiting=1), build=SlowPipe)
+
+    async def scenario():
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
+            running = asyncio.create_task(c.post("/v1/ask", json={"question": "first?"}))
+            await asyncio.to_thread(SlowPipe.started.wait, 5)
+            waiting = asyncio.create_task(c.post("/v1/ask", json={"question": "second?"}))
+            await asyncio.sleep(0.1)
+            refused = await c.post("/v1/ask", json={"question": "third?"})
+            health = await asyncio.wait_for(c.get("/health"), timeout=2)
+            search = await asyncio.wait_for(c.post("/v1/search", json={"query": "warfarin"}), timeout=5)
+            SlowPipe.release.set()
+            return await running, await waiting, refused, health, search
+
+    first, second, refused, health, search = asyncio.run(scenario())
+    assert refused.status_code == 503 and int(refused.headers["Retry-After"]) >= 1
+    assert "busy" in refused.json()["detail"]
+    assert health.status_code == 200 and health.json()["queued"]["rag"] == 2
+    assert search.status_code == 200  # retrieval does not queue behind answers
+    assert first.status_code == 200 and second.status_code == 200
+
+
+def test_a_queued_request_whose_client_left_is_dropped_before_it_runs():
+    import asyncio
+    import threading
+
+    from medground.serve.api import ClientGone, PipelinePool
+
+    ran = []
+    gate = threading.Event()
+
+    def build(cfg):
+        class P(FakePipe):
+            def answer(self, q):
+                ran.append(q.question)
+                gate.wait(5)
+                return super().answer(q)
+        return P(cfg)
+
+    pool = PipelinePool(ServeSettings(), build)
+    q1 = Question(qid="1", dataset="t", question="one")
+    q2 = Question(qid="2", dataset="t", question="two")
+
+    async def gone():
+        return True
+
+    async def scenario():
+        first = asyncio.create_task(pool.run("rag", lambda p: p.answer(q1)))
+        await asyncio.sleep(0.2)
+        try:
+            await pool.run("rag", lambda p: p.answer(q2), gone)
+        except ClientGone:
+            outcome = "dropped"
+        gate.set()
+        await first
+        return outcome
+
+    assert asyncio.run(scenario()) == "dropped"
+    assert ran == ["one"] and pool.dropped == 1

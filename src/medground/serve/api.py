@@ -15,10 +15,12 @@ pipeline that fails mid-answer returns 500 with the error text, never a made-up 
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import re
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import asdict
 from importlib import resources
@@ -46,6 +48,7 @@ class ServeSettings(BaseModel):
     consult: str = "consult"  # the pipeline behind /v1/consult and the web page
     max_chars: int = Field(4000, ge=10, description="longest question, message or query accepted")
     docs: bool = Field(False, description="serve /docs and /redoc (their pages load assets from a CDN)")
+    max_waiting: int = Field(4, ge=0, description="requests queued per pipeline beyond the one running; more get 503")
 
     @model_validator(mode="after")
     def _known_names(self) -> ServeSettings:
@@ -158,16 +161,32 @@ def dialogue_text(turns: list[Turn]) -> tuple[str, str]:
 
 
 # --- the app ----------------------------------------------------------------------------------
+class Busy(Exception):
+    def __init__(self, retry_after: int):
+        self.retry_after = retry_after
+
+
+class ClientGone(Exception):
+    pass
+
+
 class PipelinePool:
-    """Pipelines by name, built on first use; one lock each (a local model answers one at a time)."""
+    """Pipelines by name, built on first use. A local model answers one request at a time, so
+    each pipeline runs one request and queues at most ``max_waiting`` more; past that a request
+    is refused at once (503 with Retry-After) rather than parked on a worker thread. A queued
+    request whose client went away is dropped before it starts. The work itself runs on a
+    worker thread, so the event loop (and /health) never waits on a model."""
 
     def __init__(self, settings: ServeSettings, build: Callable[[PipelineConfig], Pipeline]):
         self.settings = settings
         self._build = build
         self._configs: dict[str, PipelineConfig] = {}
         self._pipes: dict[str, Pipeline] = {}
-        self._locks = {name: threading.Lock() for name in settings.pipelines}
         self._guard = threading.Lock()
+        self._slots: dict[str, asyncio.Semaphore] = {}
+        self._pending: dict[str, int] = {name: 0 for name in settings.pipelines}
+        self._seconds: dict[str, float] = {}  # moving average of a request's run time
+        self.dropped = 0  # queued requests dropped because their client disconnected
 
     def config(self, name: str) -> PipelineConfig:
         if name not in self.settings.pipelines:
@@ -176,20 +195,54 @@ class PipelinePool:
             self._configs[name] = load_pipeline_config(self.settings.pipelines[name])
         return self._configs[name]
 
-    def run(self, name: str, fn: Callable[[Pipeline], Any]) -> Any:
-        cfg = self.config(name)
-        with self._locks[name]:
-            with self._guard:
-                pipe = self._pipes.get(name)
+    def _pipe(self, name: str) -> Pipeline:
+        with self._guard:
+            pipe = self._pipes.get(name)
             if pipe is None:
-                pipe = self._build(cfg)
-                with self._guard:
-                    self._pipes[name] = pipe
-            return fn(pipe)
+                pipe = self._pipes[name] = self._build(self.config(name))
+            return pipe
+
+    def retry_after(self, name: str) -> int:
+        per = self._seconds.get(name, 30.0)
+        return max(1, int(per * (self._pending[name] + 1) + 0.5))
+
+    async def run(self, name: str, fn: Callable[[Pipeline], Any],
+                  disconnected: Callable[[], Any] | None = None, *, exclusive: bool = True) -> Any:
+        """``fn(pipeline)`` on a worker thread; ``exclusive`` work (anything that calls the model)
+        takes the pipeline's one slot, other work (a search) runs beside it."""
+        self.config(name)  # 404 before queueing
+        if not exclusive:
+            return await asyncio.to_thread(lambda: fn(self._pipe(name)))
+        if self._pending[name] > self.settings.max_waiting:
+            raise Busy(self.retry_after(name))
+        slot = self._slots.setdefault(name, asyncio.Semaphore(1))
+        self._pending[name] += 1
+        try:
+            while True:
+                try:
+                    await asyncio.wait_for(slot.acquire(), timeout=0.25)
+                    break
+                except asyncio.TimeoutError:
+                    if disconnected is not None and await disconnected():
+                        self.dropped += 1
+                        raise ClientGone() from None
+            try:
+                started = time.perf_counter()
+                result = await asyncio.to_thread(lambda: fn(self._pipe(name)))
+                took = time.perf_counter() - started
+                self._seconds[name] = took if name not in self._seconds else 0.7 * self._seconds[name] + 0.3 * took
+                return result
+            finally:
+                slot.release()
+        finally:
+            self._pending[name] -= 1
 
     def loaded(self) -> list[str]:
         with self._guard:
             return sorted(self._pipes)
+
+    def queue(self) -> dict[str, int]:
+        return dict(self._pending)
 
 
 def create_app(settings: ServeSettings | None = None,
@@ -230,19 +283,31 @@ def create_app(settings: ServeSettings | None = None,
         if len(text) > settings.max_chars:
             raise HTTPException(422, f"{field}: {len(text)} characters, at most {settings.max_chars} accepted")
 
-    def answered(name: str, question: Question) -> dict[str, Any]:
+    async def run(name: str, fn: Callable[[Pipeline], Any], request: Request, exclusive: bool = True) -> Any:
         try:
-            answer = pool.run(name, lambda pipe: pipe.answer(question))
+            return await pool.run(name, fn, request.is_disconnected, exclusive=exclusive)
         except HTTPException:
             raise
+        except Busy as busy:
+            raise HTTPException(503, f"pipeline {name!r} is busy ({settings.max_waiting} requests already waiting); "
+                                     f"retry after {busy.retry_after} s",
+                                headers={"Retry-After": str(busy.retry_after)}) from None
+        except ClientGone:
+            raise HTTPException(499, "client closed the request") from None
+        except ValueError as exc:  # e.g. a query that is empty after normalisation
+            raise HTTPException(422, str(exc)) from exc
         except Exception as exc:  # the pipeline failed: say so, never invent an answer
             raise HTTPException(500, f"pipeline {name!r} failed: {type(exc).__name__}: {exc}") from exc
+
+    async def answered(name: str, question: Question, request: Request) -> dict[str, Any]:
+        answer = await run(name, lambda pipe: pipe.answer(question), request)
         return {"pipeline": name, "question": asdict(question), "answer": answer_dict(answer)}
 
     @app.get("/health")
-    def health() -> dict[str, Any]:
+    async def health() -> dict[str, Any]:
+        # async: answered on the event loop, never behind a worker thread busy with a model.
         return {"status": "ok", "version": __version__, "pipelines": sorted(settings.pipelines),
-                "loaded": pool.loaded()}
+                "loaded": pool.loaded(), "queued": pool.queue(), "dropped_for_disconnect": pool.dropped}
 
     @app.get("/v1/pipelines")
     def pipelines() -> list[dict[str, Any]]:
@@ -255,36 +320,32 @@ def create_app(settings: ServeSettings | None = None,
         return out
 
     @app.post("/v1/ask")
-    def ask(req: AskRequest) -> dict[str, Any]:
+    async def ask(req: AskRequest, request: Request) -> dict[str, Any]:
         too_long(req.question, "question")
         q = Question(qid="api", dataset="api", question=req.question, options=dict(req.options))
-        return answered(req.pipeline or settings.default, q)
+        return await answered(req.pipeline or settings.default, q, request)
 
     @app.post("/v1/consult")
-    def consult(req: ConsultRequest) -> dict[str, Any]:
+    async def consult(req: ConsultRequest, request: Request) -> dict[str, Any]:
         for i, t in enumerate(req.messages):
             too_long(t.content, f"messages[{i}].content")
         history, last = dialogue_text(req.messages)
         q = Question(qid="consult", dataset="api", question=last, context=history)
-        return answered(settings.consult, q)
+        return await answered(settings.consult, q, request)
 
     @app.post("/v1/search")
-    def search(req: SearchRequest) -> dict[str, Any]:
+    async def search(req: SearchRequest, request: Request) -> dict[str, Any]:
         too_long(req.query, "query")
         name = req.pipeline or settings.default
 
-        def run(pipe: Pipeline) -> list[Passage]:
+        def retrieve(pipe: Pipeline) -> list[Passage]:
             engine = getattr(pipe, "engine", None)
             if engine is None:
                 raise HTTPException(400, f"pipeline {name!r} has no retriever (closed book)")
             return engine.retrieve(req.query, k=req.k)
 
-        try:
-            passages = pool.run(name, run)
-        except HTTPException:
-            raise
-        except ValueError as exc:  # e.g. an empty query after normalisation
-            raise HTTPException(422, f"query: {exc}") from exc
+        # Retrieval never calls the model: it does not wait behind answers in the pipeline's queue.
+        passages = await run(name, retrieve, request, exclusive=False)
         return {"pipeline": name, "query": req.query,
                 "passages": [passage_json(i + 1, p) for i, p in enumerate(passages)]}
 
