@@ -40,3 +40,7 @@ def home(explicit: str | Path | None = None) -> Path:
     p = Path(explicit or os.environ.get("MEDGROUND_HOME") or Path.cwd() / ".medground")
     p.mkdir(parents=True, exist_ok=True)
     return p
+
+
+# The configs shipped with the project (an editable install reads them from the checkout).
+SHIPPED_CONFIGS = Path(__file__).resolve().parents[2] / "configs" / "pipelines"

@@ -89,3 +89,32 @@ def test_report_on_a_run_with_nothing_right(tmp_path, monkeypatch):
     assert json.loads(res.output)["runs"][0]["accuracy"] == 0.0
     res = runner.invoke(app, ["report", str(tmp_path / "runs"), "--json"])
     assert res.exit_code == 0, res.output
+
+
+def test_eval_config_typo_names_file_line_and_key(tmp_path):
+    cfg = tmp_path / "typo.yaml"
+    cfg.write_text("pipeline: rag\nretrieve:\n  retrievers: [bm25]\n  finalk: 4\n")
+    res = runner.invoke(app, ["eval", "-d", "mirage/medqa", "-p", str(cfg), "--json"])
+    assert res.exit_code == 2
+    msg = json.loads(res.output)["error"]
+    assert "typo.yaml:4" in msg and "retrieve.finalk" in msg
+
+
+def test_pipeline_is_a_shipped_name_or_a_path_everywhere(tmp_path):
+    from medground.configio import ConfigError
+    from medground.pipelines.config import SHIPPED, resolve_pipeline
+
+    assert resolve_pipeline("rag") == SHIPPED / "rag.yaml"
+    own = tmp_path / "mine.yaml"
+    own.write_text("pipeline: direct\n")
+    assert resolve_pipeline(str(own)) == own
+    import pytest
+
+    with pytest.raises(ConfigError, match="neither a shipped pipeline config"):
+        resolve_pipeline("no-such-pipeline")
+    with pytest.raises(ConfigError, match="not found"):
+        resolve_pipeline(str(tmp_path / "missing.yaml"))
+    # The server's "rag" is the CLI's "rag".
+    from medground.serve.api import ServeSettings
+
+    assert ServeSettings().pipelines["rag"] == resolve_pipeline("rag")

@@ -106,7 +106,8 @@ def _load_mapping(path: Path) -> dict[str, Any]:
 @app.command("eval")
 def eval_cmd(
     dataset: str = typer.Option(..., "--dataset", "-d", help="Dataset name (see medground.eval.datasets.DATASETS)."),
-    pipeline: Path = typer.Option(..., "--pipeline", "-p", help="Pipeline config YAML."),
+    pipeline: str = typer.Option(..., "--pipeline", "-p",
+                                 help="A shipped config's name (direct, rag, amt, ...) or a pipeline YAML path."),
     subset_n: int = typer.Option(None, "--subset", "-n", help="Deterministic subset of N questions."),
     seed: int = typer.Option(0, help="Subset seed."),
     split: str = typer.Option(None, help="Dataset split (default: the set's first)."),
@@ -118,9 +119,16 @@ def eval_cmd(
 ) -> None:
     """Run one pipeline config on one dataset (resumes if the same run exists)."""
     try:
-        config = _load_mapping(pipeline)
+        from medground.pipelines.config import resolve_pipeline
+
+        path_ = resolve_pipeline(pipeline)
+        if factory is None:  # the real pipelines: a typo is an error naming the file, line and key
+            from medground.pipelines.config import load_pipeline_config
+
+            load_pipeline_config(path_)
+        config = _load_mapping(path_)
         # The config file's name labels the run (reports and run names say which config it was).
-        settings = SweepSettings(name="eval", base=config, base_axes={"config": pipeline.stem}, datasets=[DatasetSpec(
+        settings = SweepSettings(name="eval", base=config, base_axes={"config": path_.stem}, datasets=[DatasetSpec(
             name=dataset, split=split, path=str(path) if path else None, subset=subset_n, seed=seed)])
         make = resolve_factory(factory)
         result = run_sweep(settings, make, _runs_dir(runs_dir), retry_errors=retry_errors, progress=not as_json)

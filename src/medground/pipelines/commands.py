@@ -19,7 +19,7 @@ ask_app = typer.Typer(add_completion=False)
 demo_app = typer.Typer(add_completion=False)
 console = Console()
 
-CONFIGS = Path(__file__).resolve().parents[3] / "configs" / "pipelines"
+from medground.paths import SHIPPED_CONFIGS as CONFIGS
 
 
 def parse_options(pairs: list[str]) -> dict[str, str]:
@@ -68,11 +68,9 @@ def print_answer(question: Question, answer: Answer) -> None:
 
 
 def _load_config(pipeline: str, config: Optional[Path], model: Optional[str]):
-    from medground.pipelines.config import load_pipeline_config, pipeline_config
+    from medground.pipelines.config import load_pipeline_config
 
-    cfg = load_pipeline_config(config) if config else (
-        load_pipeline_config(CONFIGS / f"{pipeline}.yaml") if (CONFIGS / f"{pipeline}.yaml").exists()
-        else pipeline_config({"pipeline": pipeline}))
+    cfg = load_pipeline_config(config or pipeline)
     if model:
         cfg = cfg.model_copy(update={"llm": cfg.llm.model_copy(update={"model": model})})
     return cfg
@@ -82,8 +80,9 @@ def _load_config(pipeline: str, config: Optional[Path], model: Optional[str]):
 def ask(
     question: str = typer.Argument(..., help="The question."),
     option: list[str] = typer.Option([], "--option", "-o", help="A multiple-choice option as LETTER=TEXT (repeat)."),
-    pipeline: str = typer.Option("rag", help="direct | rag | amt | imedrag (ignored with --config)."),
-    config: Optional[Path] = typer.Option(None, help="A pipeline YAML config."),
+    pipeline: str = typer.Option("rag", "--pipeline", "-p",
+                                 help="A shipped config's name (direct, rag, amt, imedrag, drugrag, demo) or a YAML path."),
+    config: Optional[Path] = typer.Option(None, help="A pipeline YAML path (same as --pipeline PATH)."),
     model: Optional[str] = typer.Option(None, help="Override the LLM (catalog name or GGUF path)."),
     as_json: bool = typer.Option(False, "--json", help="Print the Answer as JSON."),
 ) -> None:

@@ -67,8 +67,35 @@ class PipelineConfig(BaseModel):
         return self.name or self.pipeline
 
 
+# The configs shipped with the project; `--pipeline rag` means configs/pipelines/rag.yaml in the
+# CLI (ask, eval) and in the server alike.
+from medground.paths import SHIPPED_CONFIGS as SHIPPED  # noqa: E402
+
+
+def shipped_names() -> list[str]:
+    return sorted(p.stem for p in SHIPPED.glob("*.yaml")) if SHIPPED.is_dir() else []
+
+
+def resolve_pipeline(spec: str | Path) -> Path:
+    """A shipped config's name (``rag`` → configs/pipelines/rag.yaml) or a path to a YAML file."""
+    from medground.configio import ConfigError
+
+    text = str(spec).strip()
+    path = Path(text)
+    if path.suffix in {".yaml", ".yml"} or "/" in text or path.exists():
+        if not path.is_file():
+            raise ConfigError(f"{path}: pipeline config file not found")
+        return path
+    shipped = SHIPPED / f"{text}.yaml"
+    if shipped.is_file():
+        return shipped
+    raise ConfigError(f"{text!r} is neither a shipped pipeline config ({', '.join(shipped_names()) or 'none found'}) "
+                      "nor a path to a YAML file")
+
+
 def load_pipeline_config(path: str | Path) -> PipelineConfig:
-    return load_yaml(PipelineConfig, path)
+    """Load a config by shipped name or path (typos are errors naming file, line and key)."""
+    return load_yaml(PipelineConfig, resolve_pipeline(path))
 
 
 def pipeline_config(data: dict[str, Any] | PipelineConfig, source: str = "<config>") -> PipelineConfig:

@@ -42,8 +42,8 @@ class ServeSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     pipelines: dict[str, Path] = Field(
-        default_factory=lambda: {"rag": CONFIGS / "demo.yaml", "consult": CONFIGS / "drugrag.yaml"},
-        description="name → pipeline YAML config")
+        default_factory=lambda: {"rag": CONFIGS / "rag.yaml", "consult": CONFIGS / "drugrag.yaml"},
+        description="name → pipeline YAML config (the CLI's `-p rag` is the same rag.yaml)")
     default: str = "rag"  # for /v1/ask and /v1/search when the request names none
     consult: str = "consult"  # the pipeline behind /v1/consult and the web page
     max_chars: int = Field(4000, ge=10, description="longest question, message or query accepted")

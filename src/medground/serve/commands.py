@@ -14,7 +14,8 @@ app = typer.Typer(add_completion=False)
 def serve(
     pipeline: list[str] = typer.Option(
         [], "--pipeline", "-p",
-        help="NAME=CONFIG.yaml (repeat). Default: rag=configs/pipelines/demo.yaml, consult=configs/pipelines/drugrag.yaml."),
+        help="NAME=CONFIG (repeat); CONFIG is a shipped config's name or a YAML path, and NAME alone means "
+             "NAME=NAME. Default: rag=rag, consult=drugrag (the same configs `medground ask -p rag` uses)."),
     default: Optional[str] = typer.Option(None, help="Pipeline for /v1/ask and /v1/search (default: rag or the first)."),
     consult: Optional[str] = typer.Option(None, help="Pipeline behind /v1/consult and the page (default: consult or the first)."),
     host: str = typer.Option("127.0.0.1", help="Address to bind; 0.0.0.0 exposes it to the network."),
@@ -28,13 +29,19 @@ def serve(
 
     fields: dict = {}
     if pipeline:
+        from medground.configio import ConfigError
+        from medground.pipelines.config import resolve_pipeline
+
         named: dict[str, Path] = {}
         for pair in pipeline:
-            name, sep, path = pair.partition("=")
-            if not sep or not name.strip() or not Path(path).is_file():
-                raise typer.BadParameter(f"expected NAME=CONFIG.yaml with an existing file, got {pair!r}",
-                                         param_hint="--pipeline")
-            named[name.strip()] = Path(path)
+            name, sep, spec = pair.partition("=")
+            spec = spec if sep else name
+            if not name.strip():
+                raise typer.BadParameter(f"expected NAME=CONFIG or NAME, got {pair!r}", param_hint="--pipeline")
+            try:
+                named[name.strip()] = resolve_pipeline(spec)
+            except ConfigError as exc:
+                raise typer.BadParameter(str(exc), param_hint="--pipeline") from None
         first = next(iter(named))
         fields = {"pipelines": named, "default": "rag" if "rag" in named else first,
                   "consult": "consult" if "consult" in named else first}
