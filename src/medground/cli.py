@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import os
 
 import typer
 
@@ -64,9 +65,21 @@ for _module, _attr, _name in _COMMANDS:
 def _main(verbose: bool = typer.Option(False, "--verbose", "-v", help="Log progress details.")) -> None:
     level = logging.INFO if verbose else logging.WARNING
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
-    # bm25s sets its own logger to DEBUG; keep library chatter at our level.
-    for name in ("bm25s", "httpx", "sentence_transformers", "faiss"):
+    # bm25s sets its own logger to DEBUG when imported (after this runs): the handler's level,
+    # not only the loggers', keeps library chatter out of normal output.
+    for handler in logging.getLogger().handlers:
+        handler.setLevel(level)
+    for name in ("bm25s", "httpx", "sentence_transformers", "faiss", "medground"):
         logging.getLogger(name).setLevel(level)
+    if not verbose:
+        # transformers' "Loading weights" bars follow huggingface_hub's switch, read at import.
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+
+
+def verbose() -> bool:
+    """Whether `medground -v` was given (commands show per-file tables and notes only then)."""
+    return logging.getLogger("medground").isEnabledFor(logging.INFO)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -17,6 +17,9 @@ LFS = b"version https://git-lfs.github.com/spec/v1\noid sha256:abc\nsize 123\n"
         ("d.xml", b"<doc><para>cut off", "end of file", "truncated content"),
         ("e.json", b'[{"a": 1}, {"b":', "end of file", "truncated JSON"),
         ("f.jsonl", b'{"a": 1}\n{"b": ', "last line", "truncated line"),
+        # Not the format at all is said as such, not as "truncated".
+        ("g.xml", b"just some plain text\nnothing else\n", "line 1", "text starting 'just some plain text'"),
+        ("h.json", b"garbage;;; 123", "line 1", "text starting 'garbage;;; 123'"),
     ],
 )
 def test_bad_files(tmp_path, name, content, where, found):

@@ -158,6 +158,15 @@ def test_skip_bad_ingests_the_rest_and_lists_bad_records(store, corpus_dir):
     assert {c.text for c in store.iter_chunks()} >= {"Good record.", "Also good."}
 
 
+def test_skip_bad_does_not_call_a_file_of_only_bad_records_ingested(store, corpus_dir):
+    write_jsonl(corpus_dir / "good.jsonl", [rec("liver", "Good record.")])
+    write_jsonl(corpus_dir / "bad.jsonl", ["{not json", "{also not json"])
+    report = ingest(store, [SourceSpec(reader="jsonl", path=str(corpus_dir))], SMALL, skip_bad=True, progress=False)
+    status = {u.unit.rsplit("/", 1)[-1]: u.status for u in report.units}
+    assert status["good.jsonl"] == "ingested" and status["bad.jsonl"] == "skipped"
+    assert report.to_dict()["skipped"] == 1
+
+
 def test_missing_path_is_an_error_unless_skipping(store, tmp_path):
     specs = [SourceSpec(reader="jsonl", path=str(tmp_path / "nowhere"))]
     with pytest.raises(BadInputError, match="nowhere"):

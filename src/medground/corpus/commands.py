@@ -200,24 +200,22 @@ def corpus_ingest(
                 )
             )
             return
-        table = Table("unit", "reader", "status", "docs", "chunks", "s")
-        for u in report.units:
-            table.add_row(
-                Path(u.unit).name,
-                u.reader,
-                u.status,
-                str(u.documents),
-                str(u.chunks),
-                f"{u.seconds:.1f}",
-            )
-        _out.print(table)
+        from medground.cli import verbose
+
+        if verbose():  # one row per file: thousands for MedQuAD
+            table = Table("unit", "reader", "status", "docs", "chunks", "s")
+            for u in report.units:
+                table.add_row(Path(u.unit).name, u.reader, u.status, str(u.documents), str(u.chunks),
+                              f"{u.seconds:.1f}")
+            _out.print(table)
         for b in report.bad_records[:20]:
             _err.print(f"[yellow]skipped[/yellow] {b.message}", highlight=False)
         if len(report.bad_records) > 20:
             _err.print(f"... and {len(report.bad_records) - 20} more bad records")
         _out.print(
             f"{report.ingested} ingested, {report.unchanged} unchanged, {report.failed} failed; "
-            f"{st.count()} chunks in {st.path} ({report.seconds:.1f} s)",
+            f"{st.count()} chunks in {st.path} ({report.seconds:.1f} s)"
+            + ("" if verbose() else "; medground -v corpus ingest lists every file"),
             highlight=False,
         )
 

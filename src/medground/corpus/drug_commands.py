@@ -40,6 +40,13 @@ def build(
         typer.echo(json.dumps({"path": str(where), **stats.to_dict()}, indent=2))
         return
     console.print(f"built {where}: {stats.drugs} drugs, {stats.attributes} attributes")
+    from medground.cli import verbose
+
+    if not verbose():
+        if catalog.unknown_headings or catalog.problems:
+            console.print(f"  {len(catalog.unknown_headings)} unknown headings and {len(catalog.problems)} notes "
+                          "(medground -v drugs build lists them)")
+        return
     for u in catalog.unknown_headings:
         console.print(f"  [yellow]unknown heading[/] {u.heading!r} in {u.source}")
     for p in catalog.problems:

@@ -46,10 +46,27 @@ def check_file(path: str | Path) -> None:
             )
         if suffix not in TEXT_SUFFIXES:
             return
+        fh.seek(0)
+        start = fh.read(4096)
         fh.seek(max(0, size - _TAIL_BYTES))
         tail = fh.read()
     _check_utf8(p, size)
+    _check_started(p, suffix, start)
     _check_terminated(p, suffix, tail)
+
+
+def _check_started(p: Path, suffix: str, start: bytes) -> None:
+    """A file that does not even begin like its format is not 'truncated': say what it is."""
+    first = start.lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
+    if suffix in (".xml", ".cnxml") and first != b"<":
+        raise BadInputError(p, "line 1", "XML (a document starting with '<')", f"text starting {_preview(start)}")
+    if suffix in (".json", ".jsonl") and first not in (b"{", b"["):
+        raise BadInputError(p, "line 1", "JSON (starting with '{' or '[')", f"text starting {_preview(start)}")
+
+
+def _preview(start: bytes) -> str:
+    text = start.decode("utf-8", "replace").strip().splitlines()[0] if start.strip() else ""
+    return repr(text[:40])
 
 
 def _check_utf8(p: Path, size: int) -> None:

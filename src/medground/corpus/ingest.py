@@ -113,7 +113,7 @@ def chunker_signature(settings: ChunkerSettings, tokenizer_fingerprint: str) -> 
     )
 
 
-UnitStatus = Literal["ingested", "unchanged", "failed"]
+UnitStatus = Literal["ingested", "unchanged", "failed", "skipped"]
 
 
 @dataclass(slots=True)
@@ -151,6 +151,10 @@ class IngestReport:
         return self._n("failed")
 
     @property
+    def skipped(self) -> int:
+        return self._n("skipped")
+
+    @property
     def chunks(self) -> int:
         return sum(u.chunks for u in self.units if u.status == "ingested")
 
@@ -159,6 +163,7 @@ class IngestReport:
             "ingested": self.ingested,
             "unchanged": self.unchanged,
             "failed": self.failed,
+            "skipped": self.skipped,
             "chunks_written": self.chunks,
             "seconds": round(self.seconds, 3),
             "units": [asdict(u) for u in self.units],
@@ -272,6 +277,11 @@ def _ingest_unit(
             error=str(err),
         )
     report.bad_records.extend(policy.problems)
+    if not docs and policy.problems:
+        # Every record of the unit was bad and skipped: nothing was ingested, and the manifest
+        # is left alone so a fixed file is read next time.
+        return UnitResult(key, spec.reader, corpus, "skipped", seconds=time.perf_counter() - t,
+                          error=policy.problems[0].message)
     docs, chunks, dupes = _chunk_all(docs, chunker, spec.corpus)
     entry = ManifestEntry(
         unit=key,
