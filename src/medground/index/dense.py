@@ -257,10 +257,23 @@ def open_dense(settings: DenseSettings | None = None, *, chunks: ChunkSource | N
         build_if_missing=build_if_missing,
         load=lambda where, fp: DenseIndex.load(where, settings, embedder_name=model.name,
                                                chunks_fingerprint=fp),
-        build=lambda items, fp: DenseIndex.build(items, model, settings, chunks_fingerprint=fp,
-                                                 corpora=corpora),
+        build=lambda items, fp: _build_with_progress(items, model, settings, fp, corpora, chunks),
     )
     return DenseRetriever(index, model, source)
+
+
+def _build_with_progress(items, model, settings, fp, corpora, chunks) -> DenseIndex:
+    from tqdm import tqdm
+
+    from medground.index.fingerprint import default_chunk_source
+
+    source = chunks if chunks is not None else default_chunk_source()
+    try:
+        total = source.count(corpora)
+    except (AttributeError, TypeError):
+        total = None
+    with tqdm(total=total, desc="embedding chunks", unit="chunk", mininterval=2.0) as bar:
+        return DenseIndex.build(items, model, settings, chunks_fingerprint=fp, corpora=corpora, progress=bar.update)
 
 
 @register("retriever", "dense")

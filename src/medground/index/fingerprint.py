@@ -239,7 +239,12 @@ def open_or_build(
             raise IndexNotFoundError(
                 f"no {label} index at {where}; build it with `medground index build --retrievers {kind}`"
             ) from None
-    log.info("building %s index at %s", label, where)
+    import sys
+
+    # Said on stderr whatever the log level: a first use can take minutes (a dense index over
+    # the textbooks takes ~11 min on 2 cores) and a silent wait looks like a hang.
+    print(f"building the {label} index at {where} (first use; `medground index build` does this ahead)",
+          file=sys.stderr, flush=True)
     index = build(source.iter_chunks(corpora), fp)
     index.save(where)
     return index, source
