@@ -54,3 +54,13 @@ def test_support_check():
     assert not supported("Amlodipine causes liver failure and hair loss [1].", record, exclude=["Amlodipine"])
     # One unsupported sentence is enough to fail the answer.
     assert not supported("It can cause headache [1]. It also causes blindness and seizures.", record)
+
+
+def test_a_near_synonym_is_never_a_distractor():
+    attrs = [DrugAttribute("d0", A.CONTRAINDICATIONS, "Active liver disease\nPregnancy", SRC),
+             DrugAttribute("d1", A.CONTRAINDICATIONS, "Hepatic disease\nAsthma", SRC),
+             DrugAttribute("d2", A.CONTRAINDICATIONS, "Glaucoma\nHeart block", SRC),
+             DrugAttribute("d3", A.CONTRAINDICATIONS, "Myasthenia gravis\nPorphyria", SRC)]
+    for item in generate(DRUGS, attrs, 4, seed=0):
+        if item.drug.drug_id == "d0":
+            assert "Hepatic disease" not in item.question.options.values()

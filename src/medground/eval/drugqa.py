@@ -6,7 +6,7 @@ interactions one per line):
 
 - multiple choice — "Which of the following is listed as an adverse effect of Amlodipine?"
   The gold option is an item of the drug's record; the three distractors are items of the same
-  attribute in other drugs' records that the gold record does not mention.
+  attribute in other drugs' records that share no term (stem) with the gold record.
 - free text — "What adverse effects are listed for Amlodipine?", answered from the record.
 
 Each question carries its gold record and a *wrong* record (another drug's record of the same
@@ -77,6 +77,9 @@ def generate(drugs: Sequence[Drug], attributes: Sequence[DrugAttribute], n: int,
     by_type: dict[AttributeType, list[DrugAttribute]] = {}
     for a in pool:
         by_type.setdefault(a.type, []).append(a)
+    from medground.index.text import MedicalTokenizer
+
+    tok = MedicalTokenizer()
     rng = random.Random(seed)
     order = sorted(pool, key=lambda a: (a.drug_id, a.type.value, a.source))
     rng.shuffle(order)
@@ -92,8 +95,12 @@ def generate(drugs: Sequence[Drug], attributes: Sequence[DrugAttribute], n: int,
         others = [a for a in by_type[gold.type] if a.drug_id != gold.drug_id]
         rng.shuffle(others)
         distractors: list[tuple[str, DrugAttribute]] = []
+        # A distractor shares no term with the gold record ("Hepatic disease" is no distractor
+        # for a record listing "Active liver disease"): one answer only, not a near-synonym.
+        gold_terms = set(tok.tokenize(gold.text))
         for other in others:
             cands = [x for x in record_items(other.text) if not mentions(gold.text, x)
+                     and not gold_terms & set(tok.tokenize(x))
                      and all(_norm(x) != _norm(d) for d, _ in distractors)
                      and not mentions(x, drug.generic_name)]
             if cands:
