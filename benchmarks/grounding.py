@@ -24,23 +24,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def calibrated(records: list[dict]) -> list[dict]:
-    rows = [r for r in records if r.get("letter_logprobs")]
-    if not rows:
-        return []
-    letters = sorted(rows[0]["letter_logprobs"])
-    mean = {x: sum(r["letter_logprobs"][x] for r in rows) / len(rows) for x in letters}
-    out = []
-    for r in records:
-        lp = r.get("letter_logprobs")
-        if not lp:
-            out.append({**r, "correct": False})
-            continue
-        choice = max(letters, key=lambda x: lp[x] - mean[x])
-        out.append({**r, "choice": choice, "correct": choice == r["gold"]})
-    return out
-
-
 def row(label: str, records: list[dict], base: dict[str, bool] | None) -> dict:
     from medground.eval.metrics import mcnemar_test, wilson_ci
 
@@ -70,6 +53,7 @@ def main() -> None:
     ap.add_argument("--runs", type=Path, default=ROOT / ".medground" / "runs")
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "reports" / "grounding")
     args = ap.parse_args()
+    from medground.eval.metrics import recalibrate
     from medground.eval.records import read_run
 
     runs: dict[str, dict[str, list[dict]]] = {}
@@ -84,7 +68,7 @@ def main() -> None:
     order = ["direct-letter", "direct+calibration", "direct-permute", "direct-cot", "rag-focus", "amt", "imedrag"]
     for dataset, configs in runs.items():
         if "direct-letter" in configs:
-            configs["direct+calibration"] = calibrated(configs["direct-letter"])
+            configs["direct+calibration"] = recalibrate(configs["direct-letter"])
         base = {r["qid"]: bool(r.get("correct")) for r in configs.get("direct-letter", [])} or None
         tables[dataset] = [row(c, configs[c], None if c == "direct-letter" else base)
                            for c in sorted(configs, key=lambda c: order.index(c) if c in order else 99) if configs[c]]

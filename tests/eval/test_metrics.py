@@ -91,3 +91,20 @@ def test_weighted_vote_and_curve():
     assert vote_curve(recs) == [(1, 0.5), (2, 0.5), (3, 0.5), (4, 1.0)]
     assert vote_curve(recs, max_k=2) == [(1, 0.5), (2, 0.5)]
     assert np.isclose(vote_curve([{"gold": "A", "votes": [{"choice": "A"}]}])[0][1], 1.0)
+
+
+def test_recalibrate_subtracts_each_letters_mean_log_probability():
+    from medground.eval.metrics import recalibrate
+
+    # A model that loves B: raw argmax is B everywhere; after subtracting the per-letter means
+    # (A: -2, B: -0.5) the second record flips to A; raw argmax said B everywhere.
+    records = [
+        {"qid": "1", "gold": "B", "letter_logprobs": {"A": -2.0, "B": -0.4}},
+        {"qid": "2", "gold": "A", "letter_logprobs": {"A": -1.0, "B": -0.6}},
+        {"qid": "3", "gold": "B", "letter_logprobs": {"A": -3.0, "B": -0.5}},
+        {"qid": "4", "gold": "A"},  # no log-probabilities (a parse failure): stays wrong
+    ]
+    out = recalibrate(records)
+    assert [r["choice"] for r in out] == ["B", "A", "B", None]
+    assert [r["correct"] for r in out] == [True, True, True, False]
+    assert recalibrate([{"qid": "x", "gold": "A"}]) == []

@@ -138,3 +138,27 @@ def vote_curve(records: Sequence[dict], max_k: int | None = None) -> list[tuple[
     top = max(len(r["votes"]) for r in rows)
     top = min(top, max_k) if max_k else top
     return [(k, sum(weighted_vote(r["votes"], k) == r["gold"] for r in rows) / len(rows)) for k in range(1, top + 1)]
+
+
+def recalibrate(records: Sequence[dict]) -> list[dict]:
+    """Records re-scored with each letter's mean log-probability subtracted (label-free).
+
+    Uses the raw per-letter log-probabilities a letter-scored run stores
+    (``record["letter_logprobs"]``); the means are taken over the records themselves (their
+    inputs, never their answers). A record without log-probabilities keeps no choice and
+    counts as wrong, as its parse failure did.
+    """
+    rows = [r for r in records if r.get("letter_logprobs")]
+    if not rows:
+        return []
+    letters = sorted(rows[0]["letter_logprobs"])
+    mean = {x: sum(r["letter_logprobs"][x] for r in rows) / len(rows) for x in letters}
+    out = []
+    for r in records:
+        lp = r.get("letter_logprobs")
+        if not lp:
+            out.append({**r, "choice": None, "correct": False})
+            continue
+        choice = max(letters, key=lambda x: lp[x] - mean[x])
+        out.append({**r, "choice": choice, "correct": choice == r.get("gold")})
+    return out
