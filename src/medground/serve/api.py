@@ -270,14 +270,9 @@ def create_app(settings: ServeSettings | None = None,
                   for e in exc.errors()]
         return JSONResponse({"detail": detail}, status_code=422)
 
-    @app.middleware("http")
-    async def security_headers(request: Request, call_next):
-        response = await call_next(request)
-        response.headers["Content-Security-Policy"] = csp
-        response.headers["X-Content-Type-Options"] = "nosniff"
-        response.headers["X-Frame-Options"] = "DENY"
-        response.headers["Referrer-Policy"] = "no-referrer"
-        return response
+    # A plain ASGI middleware, not @app.middleware("http"): Starlette's BaseHTTPMiddleware wraps
+    # `receive` so that routes never see the client's disconnect (queued work would run anyway).
+    app.add_middleware(SecurityHeaders, csp=csp)
 
     def too_long(text: str, field: str) -> None:
         if len(text) > settings.max_chars:
@@ -354,6 +349,27 @@ def create_app(settings: ServeSettings | None = None,
         return page_html
 
     return app
+
+
+class SecurityHeaders:
+    """Adds the Content-Security-Policy, nosniff, frame and referrer headers to every response."""
+
+    def __init__(self, app: Any, csp: str):
+        self.app = app
+        self.headers = [(b"content-security-policy", csp.encode()), (b"x-content-type-options", b"nosniff"),
+                        (b"x-frame-options", b"DENY"), (b"referrer-policy", b"no-referrer")]
+
+    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: dict) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), *self.headers]}
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
 
 
 def content_security_policy(page_html: str) -> str:

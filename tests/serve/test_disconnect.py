@@ -1,0 +1,61 @@
+"""Over real HTTP (uvicorn on 127.0.0.1): a queued request whose client went away never runs."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+import time
+
+import pytest
+
+pytest.importorskip("fastapi")
+uvicorn = pytest.importorskip("uvicorn")
+httpx = pytest.importorskip("httpx")
+
+from medground.schema import Answer  # noqa: E402
+from medground.serve.api import ServeSettings, create_app  # noqa: E402
+
+
+class SlowPipe:
+    answered: list[str] = []
+
+    def __init__(self, cfg):
+        self.engine = None
+
+    def answer(self, q):
+        time.sleep(1.5)
+        SlowPipe.answered.append(q.question)
+        return Answer(outcome="answered", text="ok")
+
+
+def test_a_departed_clients_queued_request_is_dropped():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    srv = uvicorn.Server(uvicorn.Config(create_app(ServeSettings(), build=SlowPipe), host="127.0.0.1", port=port,
+                                        log_level="warning"))
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    while not srv.started:
+        time.sleep(0.05)
+    base = f"http://127.0.0.1:{port}"
+
+    async def scenario():
+        async with httpx.AsyncClient(base_url=base, timeout=30) as c:
+            first = asyncio.create_task(c.post("/v1/ask", json={"question": "stays"}))
+            await asyncio.sleep(0.3)
+            with pytest.raises(httpx.TimeoutException):
+                async with httpx.AsyncClient(base_url=base, timeout=0.3) as gone:
+                    await gone.post("/v1/ask", json={"question": "leaves"})
+            await first
+            await asyncio.sleep(0.5)
+            return (await c.get("/health")).json()
+
+    try:
+        health = asyncio.run(scenario())
+    finally:
+        srv.should_exit = True
+        thread.join(5)
+    assert health["dropped_for_disconnect"] == 1 and health["queued"]["rag"] == 0
+    assert SlowPipe.answered == ["stays"]  # the departed client's question never reached the model
