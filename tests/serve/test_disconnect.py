@@ -59,3 +59,50 @@ def test_a_departed_clients_queued_request_is_dropped():
         thread.join(5)
     assert health["dropped_for_disconnect"] == 1 and health["queued"]["rag"] == 0
     assert SlowPipe.answered == ["stays"]  # the departed client's question never reached the model
+
+
+class StepPipe:
+    """Five model calls of 0.3 s each, each preceded by the client's cancellation check."""
+
+    steps: list[int] = []
+
+    def __init__(self, cfg):
+        self.engine = None
+
+    def answer(self, q):
+        from medground.llm import cancel
+
+        for i in range(5):
+            cancel.check()  # what every real model call does first (llm/client.py)
+            time.sleep(0.3)
+            StepPipe.steps.append(i)
+        return Answer(outcome="answered", text="done")
+
+
+def test_a_running_request_stops_at_its_next_model_call_when_the_client_leaves():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    srv = uvicorn.Server(uvicorn.Config(create_app(ServeSettings(), build=StepPipe), host="127.0.0.1", port=port,
+                                        log_level="warning"))
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    while not srv.started:
+        time.sleep(0.05)
+    base = f"http://127.0.0.1:{port}"
+
+    async def scenario():
+        with pytest.raises(httpx.TimeoutException):
+            async with httpx.AsyncClient(base_url=base, timeout=0.5) as gone:
+                await gone.post("/v1/ask", json={"question": "leaves while answered"})
+        await asyncio.sleep(2.0)
+        async with httpx.AsyncClient(base_url=base, timeout=5) as c:
+            return (await c.get("/health")).json()
+
+    try:
+        health = asyncio.run(scenario())
+    finally:
+        srv.should_exit = True
+        thread.join(5)
+    assert health["cancelled_for_disconnect"] == 1
+    assert len(StepPipe.steps) < 5  # the remaining model calls never ran

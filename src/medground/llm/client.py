@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from medground import paths
+from medground.llm import cancel
 from medground.llm.base import (
     ChatRequest,
     ChatResult,
@@ -87,6 +88,7 @@ class BaseLLM:
         )
 
     def complete(self, request: ChatRequest) -> ChatResult:
+        cancel.check()  # a request whose client went away makes no further model calls
         body, key = self._body_and_key(request)
         hit = self._lookup(key)
         if hit is not None:

@@ -32,6 +32,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
 
+from medground.llm import cancel
 from medground.pipelines.base import Pipeline
 from medground.pipelines.commands import CONFIGS, answer_dict
 from medground.pipelines.config import PipelineConfig, load_pipeline_config
@@ -187,6 +188,7 @@ class PipelinePool:
         self._pending: dict[str, int] = {name: 0 for name in settings.pipelines}
         self._seconds: dict[str, float] = {}  # moving average of a request's run time
         self.dropped = 0  # queued requests dropped because their client disconnected
+        self.cancelled = 0  # running requests whose remaining model calls were cancelled
 
     def config(self, name: str) -> PipelineConfig:
         if name not in self.settings.pipelines:
@@ -228,7 +230,7 @@ class PipelinePool:
                         raise ClientGone() from None
             try:
                 started = time.perf_counter()
-                result = await asyncio.to_thread(lambda: fn(self._pipe(name)))
+                result = await self._run_watched(name, fn, disconnected)
                 took = time.perf_counter() - started
                 self._seconds[name] = took if name not in self._seconds else 0.7 * self._seconds[name] + 0.3 * took
                 return result
@@ -236,6 +238,29 @@ class PipelinePool:
                 slot.release()
         finally:
             self._pending[name] -= 1
+
+    async def _run_watched(self, name: str, fn: Callable[[Pipeline], Any],
+                           disconnected: Callable[[], Any] | None) -> Any:
+        """Run on a worker thread; if the client leaves meanwhile, cancel the request's
+        remaining model calls (llm.cancel) and report the client gone."""
+        event = threading.Event()
+
+        def work() -> Any:
+            cancel.bind(event)
+            return fn(self._pipe(name))
+
+        task = asyncio.ensure_future(asyncio.to_thread(work))
+        while not task.done():
+            await asyncio.wait({task}, timeout=0.25)
+            if not task.done() and disconnected is not None and await disconnected():
+                event.set()
+                try:
+                    await task
+                except cancel.RequestCancelled:
+                    pass
+                self.cancelled += 1
+                raise ClientGone()
+        return task.result()
 
     def loaded(self) -> list[str]:
         with self._guard:
@@ -302,7 +327,8 @@ def create_app(settings: ServeSettings | None = None,
     async def health() -> dict[str, Any]:
         # async: answered on the event loop, never behind a worker thread busy with a model.
         return {"status": "ok", "version": __version__, "pipelines": sorted(settings.pipelines),
-                "loaded": pool.loaded(), "queued": pool.queue(), "dropped_for_disconnect": pool.dropped}
+                "loaded": pool.loaded(), "queued": pool.queue(), "dropped_for_disconnect": pool.dropped,
+                "cancelled_for_disconnect": pool.cancelled}
 
     @app.get("/v1/pipelines")
     def pipelines() -> list[dict[str, Any]]:
