@@ -279,3 +279,35 @@ def test_a_queued_request_whose_client_left_is_dropped_before_it_runs():
 
     assert asyncio.run(scenario()) == "dropped"
     assert ran == ["one"] and pool.dropped == 1
+
+
+def test_answers_are_delivered_as_they_finish():
+    import asyncio
+    import threading
+    import time as _time
+
+    import httpx
+
+    gate = threading.Event()
+
+    class Mixed(FakePipe):
+        def answer(self, q):
+            if self.cfg.pipeline != "drugrag":
+                gate.wait(5)  # the slow textbook answer
+            return super().answer(q)
+
+    app = create_app(ServeSettings(), build=Mixed)
+
+    async def scenario():
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
+            slow = asyncio.create_task(c.post("/v1/ask", json={"question": "slow?"}))
+            await asyncio.sleep(0.1)
+            t0 = _time.perf_counter()
+            fast = await c.post("/v1/consult", json={"messages": [{"role": "user", "content": "Dose of ibuprofen?"}]})
+            fast_s = _time.perf_counter() - t0
+            assert not slow.done()  # the consultation came back while the other answer still ran
+            gate.set()
+            return fast, fast_s, await slow
+
+    fast, fast_s, slow = asyncio.run(scenario())
+    assert fast.status_code == 200 and slow.status_code == 200 and fast_s < 2
