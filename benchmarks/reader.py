@@ -118,22 +118,35 @@ def pubmedqa(args) -> None:
     arms = {"closed": (False, "none"), "closed-permute": (False, "permute"),
             "context": (True, "none"), "context-permute": (True, "permute")}
     preds: dict[str, list[str | None]] = {a: [] for a in arms}
+    logprobs: dict[str, list[dict]] = {a: [] for a in arms}
     secs: dict[str, float] = {a: 0.0 for a in arms}
     for i, q in enumerate(qs, 1):
         for arm, (with_ctx, debias) in arms.items():
             block = context_block("PubMed abstract", q.context) if with_ctx else ""
             scores, s, _ = read(llm, replace(q, context=""), block, debias)
             preds[arm].append(scores.choice)
+            logprobs[arm].append(dict(scores.logprobs))
             secs[arm] += s
         if i % 10 == 0:
             print(f"pubmedqa {i}/{len(qs)}", file=sys.stderr, flush=True)
     gold = [q.answer for q in qs]
     labels = ["A", "B", "C"]
     majority = max(labels, key=gold.count)
+    # Label-free recalibration (eval.metrics.recalibrate): the model says "yes" to nearly
+    # everything; subtracting each label's mean log-probability over the questions removes that.
+    from medground.eval.metrics import recalibrate
+
+    for arm in list(arms):
+        recs = recalibrate([{"qid": q.qid, "gold": q.answer, "letter_logprobs": lp or None}
+                            for q, lp in zip(qs, logprobs[arm])])
+        if recs:
+            preds[f"{arm}+recalibrated"] = [r["choice"] for r in recs]
+            secs[f"{arm}+recalibrated"] = secs[arm]
     rows = []
-    for arm in arms:
+    for arm in preds:
         correct = [p == g for p, g in zip(preds[arm], gold)]
-        base = [p == g for p, g in zip(preds["closed" if "permute" not in arm else "closed-permute"], gold)]
+        closed = "closed" + ("-permute" if "permute" in arm else "") + ("+recalibrated" if "recalibrated" in arm else "")
+        base = [p == g for p, g in zip(preds[closed], gold)]
         rows.append({"arm": arm, **acc_row(correct), "macro_f1": macro_f1(gold, preds[arm], labels),
                      "pred_share": {lab: round(preds[arm].count(lab) / len(qs), 3) for lab in labels},
                      "parse_failures": preds[arm].count(None),
