@@ -54,7 +54,7 @@ class ReaderSettings(BaseModel):
     # (retrieve.compress) within this many tokens; None = read the packed passages whole.
     evidence_tokens: int | None = Field(None, ge=32)
     cot_max_tokens: int = Field(384, ge=16)
-    freetext_max_tokens: int = Field(256, ge=16)
+    freetext_max_tokens: int = Field(160, ge=16)
 
 
 @dataclass
