@@ -180,7 +180,8 @@ def test_hostile_ask_bodies_are_422_naming_why(client, body, needle):
     ("/v1/search", {"query": "\u200b"}, "invisible"),
     ("/v1/consult", {"messages": [{"role": "user", "content": "hi"}] * 41}, "40"),
     ("/v1/consult", {"messages": [{"role": "user", "content": "\ud800"}]}, "unicode"),
-    ("/v1/consult", {"messages": [{"role": "user", "content": "y" * 3900}] * 5}, "16000"),
+    ("/v1/consult", {"messages": [{"role": "user", "content": "y" * 3900}] * 2}, "6000"),
+    ("/v1/ask", {"question": "q" * 3000, "options": {k: "o" * 450 for k in "ABCDEFGH"}}, "6000"),
 ])
 def test_limits_are_checked_before_any_model_runs(client, built, path, body, needle):
     import json

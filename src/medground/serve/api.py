@@ -64,7 +64,10 @@ class ServeSettings(BaseModel):
 MAX_OPTIONS = 10
 MAX_OPTION_CHARS = 500
 MAX_TURNS = 40
-MAX_DIALOGUE_CHARS = 16000
+# What a request may add to the prompt, in characters (~4 per token): with the evidence and the
+# answer this stays inside the 4,096-token context of the shipped configs.
+MAX_DIALOGUE_CHARS = 6000
+MAX_ASK_CHARS = 6000
 MAX_K = 50  # the engines keep at most 50 candidates per query in the shipped configs
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 _INVISIBLE = re.compile(r"[\s\u200b-\u200f\u2028-\u202f\u2060-\u2064\ufeff\u00ad]+")
@@ -109,6 +112,14 @@ class AskRequest(BaseModel):
                 raise ValueError(f"option {key}: {len(text)} characters, at most {MAX_OPTION_CHARS} accepted")
             out[key] = clean_text(text, f"option {key}")
         return out
+
+    @model_validator(mode="after")
+    def _total(self) -> AskRequest:
+        total = len(self.question) + sum(len(v) for v in self.options.values())
+        if total > MAX_ASK_CHARS:
+            raise ValueError(f"question and options: {total} characters in all, at most {MAX_ASK_CHARS} accepted "
+                             "(the model's context holds the question, the options and the evidence)")
+        return self
 
 
 class Turn(BaseModel):
