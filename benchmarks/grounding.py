@@ -24,7 +24,19 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def row(label: str, records: list[dict], base: dict[str, bool] | None) -> dict:
+def paired(records: list[dict], base: dict[str, bool]) -> dict:
+    from medground.eval.metrics import mcnemar_test
+
+    shared = [r for r in records if r["qid"] in base]
+    a = [base[r["qid"]] for r in shared]
+    b = [bool(r.get("correct")) for r in shared]
+    m = mcnemar_test(a, b)
+    return {"n_paired": len(shared), "delta_pts": round(100 * (sum(b) - sum(a)) / len(shared), 1),
+            "only_this_right": m.b_only, "only_base_right": m.a_only, "p_value": round(m.pvalue, 4)}
+
+
+def row(label: str, records: list[dict], base: dict[str, bool] | None,
+        same_reader: dict[str, bool] | None = None) -> dict:
     from medground.eval.metrics import mcnemar_test, wilson_ci
 
     correct = [bool(r.get("correct")) for r in records]
@@ -37,14 +49,10 @@ def row(label: str, records: list[dict], base: dict[str, bool] | None) -> dict:
            "errors": sum(r.get("outcome") == "error" for r in records),
            "pred_share": {x: round(sum(r.get("choice") == x for r in records) / n, 3) for x in "ABCD"}}
     if base is not None:
-        shared = [r for r in records if r["qid"] in base]
-        a = [base[r["qid"]] for r in shared]
-        b = [bool(r.get("correct")) for r in shared]
-        m = mcnemar_test(a, b)
-        out["vs_direct"] = {"n_paired": len(shared), "delta_pts": round(100 * (sum(b) - sum(a)) / len(shared), 1),
-                            "only_this_right": sum(y and not x for x, y in zip(a, b)),
-                            "only_direct_right": sum(x and not y for x, y in zip(a, b)),
-                            "p_value": round(m.pvalue, 4)}
+        out["vs_direct"] = paired(records, base)
+    if same_reader is not None:
+        # Grounding alone: the same permutation-debiased reader without evidence.
+        out["vs_direct_permute"] = paired(records, same_reader)
     return out
 
 
@@ -70,7 +78,9 @@ def main() -> None:
         if "direct-letter" in configs:
             configs["direct+calibration"] = recalibrate(configs["direct-letter"])
         base = {r["qid"]: bool(r.get("correct")) for r in configs.get("direct-letter", [])} or None
-        tables[dataset] = [row(c, configs[c], None if c == "direct-letter" else base)
+        same = {r["qid"]: bool(r.get("correct")) for r in configs.get("direct-permute", [])} or None
+        tables[dataset] = [row(c, configs[c], None if c == "direct-letter" else base,
+                               same if c in ("rag-focus", "imedrag") else None)
                            for c in sorted(configs, key=lambda c: order.index(c) if c in order else 99) if configs[c]]
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "grounding.json").write_text(json.dumps({"command": "python " + " ".join(sys.argv), "tables": tables},
@@ -83,15 +93,22 @@ def main() -> None:
              "found its first pass in the shared LLM cache (direct-permute reuses direct's prompt) is cheaper than a "
              "cold run, see docs/benchmarks.md for cold costs.", ""]
     for dataset, rows in tables.items():
-        lines += [f"## {dataset}", "", "| config | n | accuracy % | 95% CI | Δ vs direct (pts) | only this right | "
-                  "only direct right | McNemar p | s/q | prompt tokens/q | parse failures | share of B |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        lines += [f"## {dataset}", "", "| config | n | accuracy % | 95% CI | vs direct (letter): Δ pts, only this / "
+                  "only direct right, McNemar p | vs direct-permute (same reader, no evidence) | s/q | "
+                  "prompt tokens/q | parse failures | share of B |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
+
+        def cell(v: dict | None) -> str:
+            if not v:
+                return "—"
+            return (f"{v['delta_pts']:+.1f} on {v['n_paired']}, {v['only_this_right']} / {v['only_base_right']}, "
+                    f"p = {v['p_value']}")
+
         for r in rows:
-            v = r.get("vs_direct") or {}
             lines.append(f"| {r['config']} | {r['n']} | {100 * r['accuracy']:.1f} | {100 * r['ci95'][0]:.1f}–"
-                         f"{100 * r['ci95'][1]:.1f} | {v.get('delta_pts', '—')} | {v.get('only_this_right', '—')} | "
-                         f"{v.get('only_direct_right', '—')} | {v.get('p_value', '—')} | {r['seconds_per_q']} | "
-                         f"{r['prompt_tokens_per_q']} | {r['parse_failures']} | {r['pred_share']['B']} |")
+                         f"{100 * r['ci95'][1]:.1f} | {cell(r.get('vs_direct'))} | {cell(r.get('vs_direct_permute'))} | "
+                         f"{r['seconds_per_q']} | {r['prompt_tokens_per_q']} | {r['parse_failures']} | "
+                         f"{r['pred_share']['B']} |")
         lines.append("")
     lines += ["![accuracy vs runtime](accuracy_runtime.png)", "", f"Command: `python {' '.join(sys.argv)}`", ""]
     (args.out / "README.md").write_text("\n".join(lines))
