@@ -161,9 +161,9 @@ def supported(answer: str, record_text: str, *, exclude: Sequence[str] = (), min
     no content term left (e.g. "Ask your doctor.") makes no claim and passes.
     """
     from medground.corpus.sentences import split_sentences
-    from medground.index.text import MedicalTokenizer
+    from medground.retrieve.compress import _tokenizer
 
-    tok = MedicalTokenizer()
+    tok = _tokenizer()
     record = set(tok.tokenize(record_text))
     ignore = {t for name in (*exclude, FRAMING) for t in tok.tokenize(name)}
     text = _CITATION.sub(" ", answer).replace("\u201c", " ").replace("\u201d", " ")

@@ -338,6 +338,8 @@ def score_options_verify(llm: LLM, build: Callable[[str], list[Message]], option
     raw = {x: logit.get(x, low) for x in letters}
     probs = normalise(raw)
     choice = max(letters, key=lambda x: probs[x])
-    return OptionScores(outcome="answered", choice=choice, probs=probs, logprobs=raw, method="logprob",
+    # logprobs stays empty: these are yes/no logits, not letter log-probabilities, and records
+    # store letter log-probabilities for after-the-fact letter calibration.
+    return OptionScores(outcome="answered", choice=choice, probs=probs, method="logprob",
                         missing=[x for x in letters if x not in p_yes], text=choice, result=last,
                         calls=len(results), blank_passes=len(letters) - len(p_yes))

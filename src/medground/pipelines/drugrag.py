@@ -22,7 +22,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from medground.llm.base import LLM
-from medground.llm.scoring import score_options
+from medground.llm.scoring import scores_from_result
 from medground.llm.structured import SEARCH_ENGINE, call_tool
 from medground.pipelines import prompts
 from medground.pipelines.base import (
@@ -109,10 +109,12 @@ class DrugRagPipeline:
         (None, None) when the model's top alternatives hold no entry number."""
         labels = ["0", *(str(c.number) for c in evidence.citations)]
         with tally.stage("support"):
-            scores = score_options(self.llm, prompts.messages("drug_support", evidence=evidence.render(),
-                                                              dialogue=dialogue), labels)
-        tally.count(scores.result)
-        if scores.outcome != "answered" or scores.method != "logprob":
+            # One forward pass only: a generated fallback could not give a probability anyway.
+            result = self.llm.chat(prompts.messages("drug_support", evidence=evidence.render(), dialogue=dialogue),
+                                   max_tokens=1, temperature=0.0, top_logprobs=20)
+        tally.count(result)
+        scores = scores_from_result(result, labels)
+        if scores is None:
             return None, None
         best = max(labels[1:], key=lambda x: scores.probs[x])
         entry = next(c for c in evidence.citations if str(c.number) == best)

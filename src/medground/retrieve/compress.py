@@ -24,6 +24,7 @@ reused: the remaining citations keep theirs).
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -45,7 +46,9 @@ class _Sentence:
     score: float = 0.0
 
 
+@lru_cache(maxsize=1)
 def _tokenizer():
+    # One per process: compress runs on every question, and the tokenizer memoizes its stems.
     from medground.index.text import MedicalTokenizer
 
     return MedicalTokenizer()
