@@ -57,6 +57,14 @@ def test_serve_answers_over_http(tmp_path, small_llm):
         assert (answer["outcome"] == "answered" and answer["choice"] in {"A", "B"}) or \
             (answer["outcome"] != "answered" and answer["choice"] is None)
         assert answer["tokens"]["prompt"] > 0
+        # With the model loaded, the server process listens on the one TCP port it was given
+        # (llama.cpp's own listener is a private Unix socket).
+        import shutil
+
+        if shutil.which("ss"):
+            out_ss = subprocess.run(["ss", "-ltnp"], capture_output=True, text=True).stdout
+            ports = {ln.split()[3].rsplit(":", 1)[-1] for ln in out_ss.splitlines() if f"pid={proc.pid}," in ln}
+            assert ports == {str(port)}
     finally:
         proc.terminate()
         proc.wait(timeout=10)
