@@ -3,6 +3,7 @@ from __future__ import annotations
 import pytest
 
 from medground.pipelines.amt import AmtPipeline, AmtSettings, vote_totals
+from medground.pipelines.base import ReaderSettings
 from medground.pipelines.factory import build_pipeline
 from medground.retrieve.engine import RetrievalEngine
 from .scripted import ScriptedLLM, confidence_json
@@ -107,3 +108,40 @@ def test_logprob_confidences_are_ten_times_the_letter_probabilities(tiny_chunks,
     # One forward pass per passage: every reading call asked for one token with alternatives.
     reads = [c for c in llm.calls if "Passage (" in c["user"]]
     assert len(reads) == len(votes) and all(c["max_tokens"] == 1 for c in reads)
+
+
+class _LetterBiasedLLM(ScriptedLLM):
+    """Prefers letter B whatever it shows, and only then the letter showing ``gold_text``."""
+
+    def __init__(self, gold_text: str):
+        super().__init__(lambda u, k: "unused")
+        self.gold_text = gold_text
+
+    def chat(self, messages, **kwargs):
+        user = messages[-1]["content"]
+        gold = next(line[0] for line in user.splitlines() if line[1:] == ". " + self.gold_text)
+        lp = {x: -3.0 for x in "ABCD"}
+        lp[gold] = -1.0
+        lp["B"] = -0.5  # the bias is stronger than the content
+        self.letter_logprobs = lp
+        return super().chat(messages, **kwargs)
+
+
+def test_permuted_passage_reads_cancel_a_letter_bias(tiny_chunks, mcq):
+    from dataclasses import replace
+
+    mcq = replace(mcq, options={"A": "Vitamin B6", "B": "Vitamin C", "C": "Vitamin K", "D": "Vitamin D"},
+                  answer="A")
+    settings = AmtSettings(augment=False, passages=2, confidence="logprob")
+    biased = AmtPipeline(_LetterBiasedLLM("Vitamin B6"), _engine(tiny_chunks), settings).answer(mcq)
+    assert biased.choice == "B"  # undebiased: every passage votes for the favoured letter
+    llm = _LetterBiasedLLM("Vitamin B6")
+    debiased = AmtPipeline(llm, _engine(tiny_chunks), settings, ReaderSettings(debias="permute")).answer(mcq)
+    assert debiased.choice == "A" and all(v["choice"] == "A" for v in debiased.metadata["votes"])
+    reads = [c for c in llm.calls if "Passage (" in c["user"]]
+    assert len(reads) == 4 * len(debiased.metadata["votes"])  # one pass per cyclic shift
+    # The shifts differ only after the passage: options come last so they share a cached prefix.
+    first = [c["user"] for c in reads[:4]]
+    prefix = first[0][: first[0].index("\n\nA. ")]
+    assert all(u.startswith(prefix) for u in first) and "Passage (" in prefix
+    assert debiased.tokens["llm_calls"] == len(reads)

@@ -4,8 +4,10 @@
    expansion of what it takes to answer it, concatenated into one retrieval query.
 2. Hybrid retrieval (sparse + dense, normalized scores summed), top-32, optional rerank.
 3. The reader reads the question once per passage (top-k, default 4) and returns a 0–10
-   likelihood for every option plus its chosen option. The question comes before the passage
-   in the prompt, so the reads of one question share a prefix that llama.cpp keeps cached.
+   likelihood for every option plus its chosen option. The prompt is question, passage, then
+   options: the reads of one question share the question as a prefix that llama.cpp keeps
+   cached, and with ``reader.debias: permute`` the cyclic shifts of the options over one
+   passage share question + passage.
 4. Final answer = argmax over options of the summed confidence of the passages that chose it.
 
 The ablation rows of the paper are settings: ``augment`` off (retrieve with the question as
@@ -21,7 +23,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from medground.llm.base import LLM
-from medground.llm.scoring import score_options
+from medground.llm.scoring import score_options, score_options_permuted
 from medground.llm.structured import option_confidence
 from medground.pipelines import prompts
 from medground.pipelines.base import (
@@ -123,9 +125,19 @@ class AmtPipeline:
 
     def read_passage_logprob(self, question: Question, citation: Citation, tally: Tally) -> dict:
         letters = list(question.options)
-        msgs = prompts.messages("amt_read_letter", label=citation.label, passage=citation.text,
-                                question=question.question.strip(), options=prompts.format_options(question.options))
-        scores = score_options(self.llm, msgs, letters, calibration=self.reader.calibration)
+
+        def build(shown: dict[str, str]) -> list:
+            return prompts.messages("amt_read_letter", label=citation.label, passage=citation.text,
+                                    question=question.question.strip(), options=prompts.format_options(shown))
+
+        if self.reader.debias == "permute":
+            # One pass per cyclic shift of the option texts: a small model's per-passage letter
+            # preference (it picked "B" on 65 % of reads) cancels out of the vote.
+            scores = score_options_permuted(self.llm, build, question.options, shifts=self.reader.permutations,
+                                            calibration=self.reader.calibration)
+            tally.tokens["llm_calls"] += scores.calls - 1
+        else:
+            scores = score_options(self.llm, build(question.options), letters, calibration=self.reader.calibration)
         tally.count(scores.result)
         if scores.outcome != "answered":
             reason = scores.failure.reason if scores.failure else "unparsed"
