@@ -143,32 +143,9 @@ def record_citation(drug: Drug, attribute: DrugAttribute, number: int = 1) -> Ci
                     text=attribute.text, score=1.0, char_end=len(attribute.text))
 
 
-# Words that frame an answer rather than claim anything about the drug.
-FRAMING = ("include includes including common commonly may can could cause causes listed list record entry "
-           "entries database patient patients consult doctor clinician pharmacist healthcare provider take "
-           "taking use used effect effects side adverse reaction reactions indication indications "
-           "contraindication contraindications interaction interactions drug medication medicine following "
-           "you your it its this these they their also")
-_CITATION = re.compile(r"\[\d+(?:\s*[,;]\s*\d+)*\]")
-
-
 def supported(answer: str, record_text: str, *, exclude: Sequence[str] = (), min_share: float = 0.7) -> bool:
-    """Every sentence of ``answer`` has ≥ ``min_share`` of its content terms in ``record_text``.
+    """Every sentence of ``answer`` has ≥ ``min_share`` of its content terms in ``record_text``
+    (``pipelines.support.claims_supported``: the check the readers themselves use)."""
+    from medground.pipelines.support import claims_supported
 
-    Terms are the BM25 tokenizer's (stems, stop words removed); the terms of ``exclude`` (the
-    drug's names, the question) and of ``FRAMING`` are ignored: naming the drug or the kind of
-    fact asked about is no claim. A sentence with
-    no content term left (e.g. "Ask your doctor.") makes no claim and passes.
-    """
-    from medground.corpus.sentences import split_sentences
-    from medground.retrieve.compress import _tokenizer
-
-    tok = _tokenizer()
-    record = set(tok.tokenize(record_text))
-    ignore = {t for name in (*exclude, FRAMING) for t in tok.tokenize(name)}
-    text = _CITATION.sub(" ", answer).replace("\u201c", " ").replace("\u201d", " ")
-    for sentence in split_sentences(text):
-        terms = [t for t in tok.tokenize(sentence) if t not in ignore]
-        if terms and sum(t in record for t in terms) / len(terms) < min_share:
-            return False
-    return True
+    return claims_supported(answer, record_text, exclude=exclude, min_share=min_share)

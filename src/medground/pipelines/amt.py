@@ -153,7 +153,8 @@ class AmtPipeline:
         citations = evidence.citations[: self.settings.passages]
 
         if not question.is_multiple_choice:
-            answer = free_text_answer(self.llm, question, evidence, self.reader, tally)
+            answer = free_text_answer(self.llm, question, evidence, self.reader, tally,
+                                      count_tokens=self.engine.count_tokens)
         elif not self.settings.vote or not citations:
             with tally.stage("read"):
                 scores = read_choice(self.llm, question, evidence_block(evidence), self.reader, tally)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
@@ -55,6 +55,15 @@ class ReaderSettings(BaseModel):
     evidence_tokens: int | None = Field(None, ge=32)
     cot_max_tokens: int = Field(384, ge=16)
     freetext_max_tokens: int = Field(160, ge=16)
+    # Free text. "generate": an answer citing passages as [n]. "extractive": the sentences of the
+    # supporting passage most related to the question, quoted. "checked": generate, then check
+    # every sentence against the passages it cites (pipelines.support.claims_supported) and
+    # quote the supporting passage instead when a sentence is not supported.
+    freetext_answer: Literal["generate", "extractive", "checked"] = "generate"
+    # Abstain when 1 - P(no passage answers) falls below this (one forward pass before
+    # answering; fit it on a development split: benchmarks/reader.py freetext). None = never.
+    freetext_abstain_below: float | None = Field(None, ge=0.0, le=1.0)
+    freetext_quote_tokens: int = Field(120, ge=16)
 
 
 @dataclass
@@ -186,22 +195,55 @@ def cited_numbers(text: str) -> list[int]:
 
 
 def free_text_answer(llm: LLM, question: Question, evidence: Evidence, settings: ReaderSettings,
-                     tally: Tally, **extra: object) -> Answer:
+                     tally: Tally, *, count_tokens: Callable[[str], int] | None = None, **extra: object) -> Answer:
     """Free-text mode: an answer from the numbered passages with [n] citations, or an explicit
-    insufficient-evidence outcome. Citations that name no passage are reported, not kept."""
+    insufficient-evidence outcome. Citations that name no passage are reported, not kept.
+
+    With a support check (``freetext_abstain_below`` set, or an extractive/checked answer) one
+    forward pass first asks which passage answers; below the threshold the reader abstains."""
+    from medground.pipelines import support as sup
+
     if not evidence.citations:
         return Answer(outcome="insufficient_evidence", text="No passage was retrieved for this question.",
                       metadata={**extra})
-    msgs = prompts.messages("freetext", evidence=evidence.render(), question=question.question.strip())
+    q = question.question.strip()
+    meta: dict[str, object] = {"passages_shown": len(evidence.citations), **extra}
+    found: sup.Support | None = None
+    if settings.freetext_abstain_below is not None or settings.freetext_answer != "generate":
+        with tally.stage("support"):
+            found, result = sup.passage_support(llm, evidence, "passage_support", question=q)
+        tally.count(result)
+        meta.update(support=found.score, supporting_passage=found.passage.number if found.passage else None)
+        if found.below(settings.freetext_abstain_below):
+            return Answer(outcome="insufficient_evidence", citations=evidence.citations, metadata=meta,
+                          text="The passages found do not answer this question; the closest are listed.")
+
+    def quoted(reason: str) -> Answer:
+        passage = (found.passage if found else None) or evidence.citations[0]
+        count = count_tokens or (lambda t: len(t.split()))
+        text = sup.quote(passage, q, count, settings.freetext_quote_tokens)
+        return Answer(outcome="answered", text=sup.quoted_answer(passage, text), citations=[passage],
+                      metadata={**meta, "extractive": True, "quoted": text, "quote_reason": reason})
+
+    if settings.freetext_answer == "extractive":
+        return quoted("extractive mode")
+    msgs = prompts.messages("freetext", evidence=evidence.render(), question=q)
     with tally.stage("read"):
         text = chat_text(llm, msgs, tally, max_tokens=settings.freetext_max_tokens)
     by_number = {c.number: c for c in evidence.citations}
     numbers = cited_numbers(text)
     cited = [by_number[n] for n in numbers if n in by_number]
-    dangling = [n for n in numbers if n not in by_number]
-    meta = {"dangling_citations": dangling, "passages_shown": len(evidence.citations), **extra}
+    meta["dangling_citations"] = [n for n in numbers if n not in by_number]
     if INSUFFICIENT in text.upper() or not text:
         return Answer(outcome="insufficient_evidence", text=text, citations=evidence.citations, metadata=meta)
+    if settings.freetext_answer == "checked":
+        source = " ".join(c.text for c in cited)
+        ok = bool(cited) and sup.claims_supported(text, source, exclude=[q])
+        meta["generated"] = text
+        meta["generated_supported"] = ok
+        if not ok:
+            return quoted("generated answer not supported by the passages it cites" if cited
+                          else "generated answer cites no passage")
     if not cited:
         # An answer that cites nothing is not grounded: say so rather than pass it off as cited.
         meta["uncited"] = True

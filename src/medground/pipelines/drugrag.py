@@ -22,7 +22,6 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from medground.llm.base import LLM
-from medground.llm.scoring import scores_from_result
 from medground.llm.structured import SEARCH_ENGINE, call_tool
 from medground.pipelines import prompts
 from medground.pipelines.base import (
@@ -35,6 +34,7 @@ from medground.pipelines.base import (
     evidence_block,
     read_choice,
 )
+from medground.pipelines.support import Support, passage_support, quote, quoted_answer
 from medground.retrieve.engine import RetrievalEngine
 from medground.schema import Answer, Citation, Evidence, Query, Question
 
@@ -104,27 +104,19 @@ class DrugRagPipeline:
         answer.queries = [query]
         return tally.finish(answer, started)
 
-    def support(self, dialogue: str, evidence: Evidence, tally: Tally) -> tuple[float | None, Citation | None]:
-        """(1 - P(no entry answers), the most probable answering entry) from one forward pass;
-        (None, None) when the model's top alternatives hold no entry number."""
-        labels = ["0", *(str(c.number) for c in evidence.citations)]
+    def support(self, dialogue: str, evidence: Evidence, tally: Tally) -> Support:
+        """Which entry answers the consultation ("0" = none), from one forward pass."""
         with tally.stage("support"):
-            # One forward pass only: a generated fallback could not give a probability anyway.
-            result = self.llm.chat(prompts.messages("drug_support", evidence=evidence.render(), dialogue=dialogue),
-                                   max_tokens=1, temperature=0.0, top_logprobs=20)
+            support, result = passage_support(self.llm, evidence, "drug_support", dialogue=dialogue)
         tally.count(result)
-        scores = scores_from_result(result, labels)
-        if scores is None:
-            return None, None
-        best = max(labels[1:], key=lambda x: scores.probs[x])
-        entry = next(c for c in evidence.citations if str(c.number) == best)
-        return 1.0 - scores.probs["0"], entry
+        return support
 
     def read(self, dialogue: str, evidence: Evidence, tally: Tally, meta: dict) -> Answer:
         s = self.settings
-        support, entry = self.support(dialogue, evidence, tally)
-        meta = {**meta, "support": support, "supporting_entry": entry.number if entry else None}
-        if s.abstain_below is not None and support is not None and support < s.abstain_below:
+        support = self.support(dialogue, evidence, tally)
+        entry = support.passage
+        meta = {**meta, "support": support.score, "supporting_entry": entry.number if entry else None}
+        if support.below(s.abstain_below):
             return Answer(outcome="insufficient_evidence", citations=evidence.citations, metadata=meta,
                           text="The medicine database entries found do not answer this question; "
                                "the closest entries are listed.")
@@ -142,11 +134,6 @@ class DrugRagPipeline:
 
     def quote(self, dialogue: str, evidence: Evidence, entry: Citation, meta: dict) -> Answer:
         """The supporting entry's sentences most related to the consultation, quoted and cited."""
-        from medground.retrieve.compress import compress
-
-        one = Evidence(citations=[entry], token_count=self.engine.count_tokens(entry.text) + 16, budget=0)
-        kept = compress(one, dialogue, budget_tokens=self.settings.quote_tokens, count_tokens=self.engine.count_tokens)
-        quoted = kept.citations[0].text if kept.citations else entry.text
-        text = f"{entry.label}: \u201c{quoted}\u201d [{entry.number}]"
-        return Answer(outcome="answered", text=text, citations=[entry],
+        quoted = quote(entry, dialogue, self.engine.count_tokens, self.settings.quote_tokens)
+        return Answer(outcome="answered", text=quoted_answer(entry, quoted), citations=[entry],
                       metadata={**meta, "extractive": True, "quoted": quoted})

@@ -87,7 +87,8 @@ class IMedRagPipeline:
         meta = {"history": [{"query": a, "answer": b} for a, b in history], "query_failures": query_failures}
         if not question.is_multiple_choice:
             ev = Evidence(citations=citations, token_count=0, budget=0, queries=issued)
-            answer = free_text_answer(self.llm, question, ev, self.reader, tally, **meta)
+            answer = free_text_answer(self.llm, question, ev, self.reader, tally,
+                                      count_tokens=self.engine.count_tokens, **meta)
         else:
             block = prompts.fill("imedrag_history_block", history=render_history(history)) if history else ""
             with tally.stage("read"):

@@ -60,7 +60,8 @@ class RagPipeline:
         queries = self.queries(question, tally)
         evidence = focus(tally.evidence(self.engine, queries), question, self.reader, self.engine, tally)
         if not question.is_multiple_choice:
-            answer = free_text_answer(self.llm, question, evidence, self.reader, tally)
+            answer = free_text_answer(self.llm, question, evidence, self.reader, tally,
+                                      count_tokens=self.engine.count_tokens)
         else:
             with tally.stage("read"):
                 scores = read_choice(self.llm, question, evidence_block(evidence), self.reader, tally)

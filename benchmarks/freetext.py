@@ -1,0 +1,138 @@
+"""Free-text textbook answers: does the support gate abstain on the wrong evidence, and do the
+answers follow the passages they cite? Merges the section "freetext" into
+benchmarks/results/reader.json.
+
+Every question of the answerable set (benchmarks/data/answerable_textbooks.jsonl) is asked
+WITHOUT its options, through the default reader's retrieval (configs/pipelines/rag.yaml:
+hybrid over the textbooks, compressed to its evidence budget):
+
+  retrieved  the evidence retrieved for the question itself;
+  wrong      the evidence retrieved for another question of the set (question i + n/2).
+
+Support = 1 - P("0") from one forward pass ("which passage answers, 0 = none"). The abstention
+threshold is fitted on the first half (maximising right-abstention + 1 - wrong-abstention, where
+wrong-abstention counts questions whose retrieved evidence holds the gold chunk) and reported on
+the second half. Answers on the retrieved evidence in three modes (generate, checked,
+extractive) are scored by
+  gold      the answer names the gold option and no other (>= 60 % of an option's content terms
+            in the answer; a lexical proxy for a right free-text answer, the options were never
+            shown);
+  supported every sentence has >= 70 % of its content terms in the passages it cites
+            (pipelines.support.claims_supported).
+
+    python benchmarks/freetext.py [--n 40]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from reader import CONFIGS, acc_row, fit_threshold, load_answerable, mcnemar_row, print_table, rates, save
+
+
+def names_gold(answer: str, options: dict[str, str], gold: str) -> bool:
+    """The answer names the gold option and no other: an option is named when >= 60 % of its
+    content terms (BM25 stems) are in the answer ("aquaporin water channels" names "Aquaporins")."""
+    from medground.retrieve.compress import _tokenizer
+
+    tok = _tokenizer()
+    said = set(tok.tokenize(answer))
+    named = set()
+    for k, v in options.items():
+        terms = set(tok.tokenize(v))
+        if terms and len(terms & said) / len(terms) >= 0.6:
+            named.add(k)
+    return named == {gold}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--n", type=int, default=None, help="questions (default: the whole set)")
+    ap.add_argument("--threads", type=int, default=2)
+    args = ap.parse_args()
+
+    from medground.pipelines import support as sup
+    from medground.pipelines.base import ReaderSettings, Tally, focus, free_text_answer
+    from medground.pipelines.config import load_pipeline_config
+    from medground.pipelines.factory import build_pipeline
+    from medground.schema import Query, Question
+
+    cfg = load_pipeline_config(CONFIGS / "rag.yaml")
+    cfg = cfg.model_copy(update={"llm": cfg.llm.model_copy(update={"threads": args.threads})})
+    pipe = build_pipeline(cfg)
+    llm, engine, reader = pipe.llm, pipe.engine, pipe.reader
+    items = load_answerable()[: args.n]
+    n = len(items)
+
+    evidence = []
+    for q, _ in items:
+        free = Question(qid=q.qid, dataset="answerable-free", question=q.question)
+        evidence.append((free, focus(Tally().evidence(engine, [Query(q.question)]), free, reader, engine, Tally())))
+
+    modes = ("generate", "checked", "extractive")
+    rows = []
+    for i, ((q, d), (free, ev)) in enumerate(zip(items, evidence)):
+        wrong_ev = evidence[(i + n // 2) % n][1]
+        row = {"qid": q.qid, "gold_chunk_in_evidence": d["chunk_id"] in {c.chunk_id for c in ev.citations},
+               "gold_chunk_in_wrong": d["chunk_id"] in {c.chunk_id for c in wrong_ev.citations}}
+        for label, e in (("gold", ev), ("wrong", wrong_ev)):
+            s, _ = sup.passage_support(llm, e, "passage_support", question=free.question)
+            row[f"{label}_support"] = s.score
+            if label == "gold":
+                row["supporting_passage_is_gold_chunk"] = bool(s.passage and s.passage.chunk_id == d["chunk_id"])
+        for mode in modes:
+            t = time.perf_counter()
+            ans = free_text_answer(llm, free, ev, ReaderSettings(freetext_answer=mode), Tally(),
+                                   count_tokens=engine.count_tokens)
+            cited = " ".join(c.text for c in ans.citations)
+            row[mode] = {"text": ans.text, "outcome": ans.outcome, "seconds": round(time.perf_counter() - t, 2),
+                         "gold": ans.outcome == "answered" and names_gold(ans.text, q.options, q.answer),
+                         "supported": ans.outcome == "answered"
+                         and sup.claims_supported(ans.text, cited, exclude=[free.question]),
+                         "cites_gold_chunk": d["chunk_id"] in {c.chunk_id for c in ans.citations}}
+        # fit_threshold/rates read gold_supported: whether the answer given would be supported.
+        row["gold_supported"] = row["checked"]["supported"]
+        rows.append(row)
+        print(f"freetext {i + 1}/{n}", file=sys.stderr, flush=True)
+
+    dev, test = rows[: n // 2], rows[n // 2:]
+    # Wrong-abstention only where the retrieved evidence holds the answer's chunk.
+    threshold = fit_threshold([r for r in dev if r["gold_chunk_in_evidence"]] or dev)
+    gate_rows = []
+    for name, part in (("dev", dev), ("test", test)):
+        answerable_part = [r for r in part if r["gold_chunk_in_evidence"]]
+        wr = rates(answerable_part, threshold, name) if answerable_part else {}
+        rr = rates([r for r in part if not r["gold_chunk_in_wrong"]], threshold, name)
+        gate_rows.append({"split": name, "n": len(part), "threshold": threshold,
+                          "n_gold_chunk_retrieved": len(answerable_part),
+                          "wrong_abstention": wr.get("wrong_abstention"),
+                          "right_abstention": rr["right_abstention"]})
+    answer_rows = []
+    for mode in modes:
+        gold = [r[mode]["gold"] for r in rows]
+        answered = [r for r in rows if r[mode]["outcome"] == "answered"]
+        answer_rows.append({"mode": mode, **acc_row(gold),
+                            "supported": round(sum(r[mode]["supported"] for r in answered) / len(answered), 4)
+                            if answered else None,
+                            "cites_gold_chunk": sum(r[mode]["cites_gold_chunk"] for r in rows),
+                            "seconds_per_q": round(sum(r[mode]["seconds"] for r in rows) / n, 2),
+                            "mcnemar_vs_generate": None if mode == "generate" else
+                            mcnemar_row([r["generate"]["gold"] for r in rows], gold)})
+    fallback = sum(not r["checked"]["supported"] or r["checked"]["text"] != r["generate"]["text"] for r in rows)
+    save("freetext", {"set": "benchmarks/data/answerable_textbooks.jsonl (asked without options)", "n": n,
+                      "config": "configs/pipelines/rag.yaml retrieval and compression",
+                      "gold_chunk_in_evidence": sum(r["gold_chunk_in_evidence"] for r in rows),
+                      "support_gate": {"threshold_fitted_on_dev": threshold, "rows": gate_rows},
+                      "answers": answer_rows, "checked_fell_back_to_quote": fallback, "per_question": rows})
+    print(f"gold chunk in the retrieved evidence: {sum(r['gold_chunk_in_evidence'] for r in rows)}/{n}")
+    print_table(f"Support gate, threshold {threshold} fitted on dev", gate_rows,
+                ["split", "n", "n_gold_chunk_retrieved", "wrong_abstention", "right_abstention"])
+    print_table(f"Free-text answers n={n} (gold = names the gold option's text and no other)", answer_rows,
+                ["mode", "accuracy", "ci95", "supported", "cites_gold_chunk", "seconds_per_q", "mcnemar_vs_generate"])
+    print(f"checked: fell back to a quote on {fallback}/{n}")
+
+
+if __name__ == "__main__":
+    main()

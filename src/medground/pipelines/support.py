@@ -1,0 +1,93 @@
+"""Does the evidence answer the question? Shared by the textbook and the consultation readers.
+
+- ``passage_support``: one forward pass asks which numbered passage answers ("0" = none) and
+  reads the probability of every number. Support = 1 - P("0"); the most probable passage is the
+  one an answer should rest on. A threshold on support (fitted on a development split, never a
+  prompt that pushes the model to abstain) decides whether to answer at all.
+- ``claims_supported``: every sentence of an answer has most of its content terms in the text it
+  cites (the check is lexical: the BM25 tokenizer's stems, stop words and framing words removed).
+- ``quote``: an extractive answer, the supporting passage's sentences most related to the
+  question, so every claim is the source's own words.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from medground.llm.base import LLM
+from medground.llm.scoring import scores_from_result
+from medground.pipelines import prompts
+from medground.schema import Citation, Evidence
+
+_CITATION = re.compile(r"\[\d+(?:\s*[,;]\s*\d+)*\]")
+
+# Words that frame an answer rather than claim anything ("the passage says patients may ...").
+FRAMING = ("include includes including common commonly may can could cause causes listed list record entry "
+           "entries database passage passages textbook patient patients consult doctor clinician pharmacist "
+           "healthcare provider nurse take taking use used effect effects side adverse reaction reactions "
+           "indication indications contraindication contraindications interaction interactions drug "
+           "medication medicine following you your it its this these they their also should support supported "
+           "supports according state states stated mention mentions mentioned")
+
+
+@dataclass(slots=True)
+class Support:
+    score: float | None  # 1 - P(no passage answers); None when no passage number was among the alternatives
+    passage: Citation | None  # the most probable answering passage
+    probs: dict[str, float]  # over "0" and the passage numbers
+
+    def below(self, threshold: float | None) -> bool:
+        return threshold is not None and self.score is not None and self.score < threshold
+
+
+def passage_support(llm: LLM, evidence: Evidence, prompt: str, **values: str) -> tuple[Support, object]:
+    """(Support, the ChatResult for accounting) from one forward pass of ``prompt``.
+
+    ``prompt`` is a template that shows ``$evidence`` (numbered passages) and asks for the number
+    of the passage that answers, or 0. One pass only: a generated fallback gives no probability.
+    """
+    labels = ["0", *(str(c.number) for c in evidence.citations)]
+    result = llm.chat(prompts.messages(prompt, evidence=evidence.render(), **values), max_tokens=1,
+                      temperature=0.0, top_logprobs=20)
+    scores = scores_from_result(result, labels)
+    if scores is None or not evidence.citations:
+        return Support(None, None, {}), result
+    best = max(labels[1:], key=lambda x: scores.probs[x])
+    passage = next(c for c in evidence.citations if str(c.number) == best)
+    return Support(1.0 - scores.probs["0"], passage, dict(scores.probs)), result
+
+
+def claims_supported(answer: str, source_text: str, *, exclude: Sequence[str] = (), min_share: float = 0.7) -> bool:
+    """Every sentence of ``answer`` has ≥ ``min_share`` of its content terms in ``source_text``.
+
+    The terms of ``exclude`` (the question, the drug's names) and of ``FRAMING`` are ignored:
+    restating the question or naming the kind of fact asked about is no claim. A sentence with no
+    content term left ("Ask your doctor.") makes no claim and passes.
+    """
+    from medground.corpus.sentences import split_sentences
+    from medground.retrieve.compress import _tokenizer
+
+    tok = _tokenizer()
+    source = set(tok.tokenize(source_text))
+    ignore = {t for text in (*exclude, FRAMING) for t in tok.tokenize(text)}
+    text = _CITATION.sub(" ", answer).replace("\u201c", " ").replace("\u201d", " ")
+    for sentence in split_sentences(text):
+        terms = [t for t in tok.tokenize(sentence) if t not in ignore]
+        if terms and sum(t in source for t in terms) / len(terms) < min_share:
+            return False
+    return True
+
+
+def quote(passage: Citation, question: str, count_tokens: Callable[[str], int], budget_tokens: int) -> str:
+    """The sentences of ``passage`` most related to ``question`` within ``budget_tokens``."""
+    from medground.retrieve.compress import compress
+
+    one = Evidence(citations=[passage], token_count=count_tokens(passage.text) + 16, budget=0)
+    kept = compress(one, question, budget_tokens=budget_tokens, count_tokens=count_tokens)
+    return kept.citations[0].text if kept.citations else passage.text
+
+
+def quoted_answer(passage: Citation, quoted: str) -> str:
+    return f"{passage.label}: \u201c{quoted}\u201d [{passage.number}]"

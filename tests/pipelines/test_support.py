@@ -1,0 +1,71 @@
+"""The free-text support gate, extractive and checked answers, and the lexical claim check."""
+
+from __future__ import annotations
+
+import math
+
+from medground.pipelines.base import ReaderSettings
+from medground.pipelines.rag import RagPipeline
+from medground.pipelines.support import claims_supported, passage_support
+from medground.retrieve.engine import RetrievalEngine
+from medground.schema import Citation, Evidence, Question
+from .conftest import TEXTS
+from .scripted import ScriptedLLM
+
+Q = Question(qid="f1", dataset="unit", question="How is isoniazid neuropathy prevented?")
+
+
+def _engine(chunks, k=3):
+    return RetrievalEngine({"retrievers": ["bm25"], "fusion": None, "top": 8, "final_k": k},
+                           chunks=chunks, build_if_missing=True)
+
+
+def _numbers(p0: float, p1: float, p2: float, p3: float) -> dict[str, float]:
+    return {"0": math.log(p0), "1": math.log(p1), "2": math.log(p2), "3": math.log(p3)}
+
+
+def test_claim_check_ignores_the_question_and_framing_words():
+    source = "Isoniazid treats tuberculosis; peripheral neuropathy is prevented by giving pyridoxine (vitamin B6)."
+    assert claims_supported("Patients should take pyridoxine (vitamin B6) [1].", source, exclude=[Q.question])
+    # A claim the source does not make: most of its content terms are not in it.
+    assert not claims_supported("Give vitamin B6. Avoid alcohol and grapefruit juice entirely.", source)
+    assert claims_supported("Consult your doctor.", source)  # no content term, no claim
+
+
+def test_support_is_one_forward_pass_over_passage_numbers(tiny_chunks):
+    llm = ScriptedLLM(lambda u, k: "unused", letter_logprobs=_numbers(0.1, 0.2, 0.6, 0.1))
+    citations = [Citation(number=i + 1, chunk_id=f"c{i}", book="Tiny Textbook", chapter=chapter, section=section,
+                          title=section, text=text, score=1.0) for i, (chapter, section, text) in enumerate(TEXTS[:3])]
+    evidence = Evidence(citations=citations, token_count=60, budget=0)
+    support, _ = passage_support(llm, evidence, "passage_support", question=Q.question)
+    assert abs(support.score - 0.9) < 1e-9 and support.passage.number == 2
+    assert len(llm.calls) == 1 and llm.calls[0]["max_tokens"] == 1 and "0 if no passage" in llm.calls[0]["user"]
+
+
+def test_low_support_abstains_and_lists_the_passages(tiny_chunks):
+    llm = ScriptedLLM(lambda u, k: "Give pyridoxine [1].", letter_logprobs=_numbers(0.7, 0.1, 0.1, 0.1))
+    ans = RagPipeline(llm, _engine(tiny_chunks), ReaderSettings(freetext_abstain_below=0.5)).answer(Q)
+    assert ans.outcome == "insufficient_evidence" and ans.citations
+    assert ans.metadata["support"] < 0.5  # 1 - P("0") over the numbers of the passages shown
+    assert not any(c["max_tokens"] > 1 for c in llm.calls)  # nothing was generated
+
+
+def test_extractive_quotes_the_supporting_passage(tiny_chunks):
+    llm = ScriptedLLM(lambda u, k: "never asked", letter_logprobs=_numbers(0.05, 0.9, 0.03, 0.02))
+    ans = RagPipeline(llm, _engine(tiny_chunks), ReaderSettings(freetext_answer="extractive")).answer(Q)
+    assert ans.outcome == "answered" and ans.metadata["extractive"]
+    assert len(ans.citations) == 1 and ans.citations[0].number == 1 and "pyridoxine" in ans.text
+    assert ans.text.endswith("[1]") and ans.metadata["quoted"] in ans.citations[0].text
+
+
+def test_checked_keeps_a_supported_answer_and_quotes_instead_of_an_unsupported_one(tiny_chunks):
+    numbers = _numbers(0.05, 0.9, 0.03, 0.02)
+    good = ScriptedLLM(lambda u, k: "Giving pyridoxine (vitamin B6) prevents it [1].", letter_logprobs=numbers)
+    ans = RagPipeline(good, _engine(tiny_chunks), ReaderSettings(freetext_answer="checked")).answer(Q)
+    assert ans.text.startswith("Giving pyridoxine") and ans.metadata["generated_supported"] is True
+
+    bad = ScriptedLLM(lambda u, k: "Stop the drug and give intravenous magnesium sulfate [1].", letter_logprobs=numbers)
+    ans = RagPipeline(bad, _engine(tiny_chunks), ReaderSettings(freetext_answer="checked")).answer(Q)
+    assert ans.metadata["generated_supported"] is False and ans.metadata["extractive"]
+    assert "magnesium" not in ans.text and "pyridoxine" in ans.text  # the passage's own words
+    assert "not supported" in ans.metadata["quote_reason"]
