@@ -17,7 +17,9 @@ from dataclasses import dataclass
 import bm25s
 import numpy as np
 import Stemmer
-from pydantic import BaseModel, ConfigDict
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
 from rapidfuzz import fuzz, process
 
 from medground.corpus.drugs import AttributeType, Drug, DrugAttribute, normalize_name
@@ -49,7 +51,9 @@ ATTRIBUTE_CUES: list[tuple[re.Pattern[str], tuple[AttributeType, ...]]] = [
     (re.compile(r"therapeutic|benefit|how long .* work|onset|effective"),
      (A.THERAPEUTIC_EFFECTS,)),
 ]
-_KIND_SCORE = {"generic": 1.0, "brand": 0.95, "synonym": 0.9, "component": 0.7}
+# A brand is as exact a name as the generic: the user asking about "Zestril" asks about that drug,
+# whatever generic is co-mentioned (ties are broken by who was named first, not by kind).
+_KIND_SCORE = {"generic": 1.0, "brand": 1.0, "synonym": 0.9, "component": 0.7}
 _STOP = {"side", "effects", "effect", "dose", "dosage", "with", "take", "what", "does", "drug",
          "taking", "about", "should", "pregnant", "there", "which", "interaction", "interactions"}
 
@@ -87,8 +91,14 @@ class DrugRetrieverSettings(BaseModel):
     path: str | None = None  # SQLite file; default paths.home()/"drugs.sqlite"
     fuzzy_cutoff: float = 85.0  # rapidfuzz ratio (0-100) for misspelled names
     max_drugs: int = 3  # drugs considered per query
-    # A word in more than this share of attribute texts is never matched fuzzily to a name.
-    common_word_share: float = 0.02
+    # A word found in this many attribute texts or more is a real word, never a misspelled name
+    # (the database's own curated text does not misspell drugs): "water" is not "Wal-Tussin".
+    common_word_min_texts: int = Field(2, ge=1)
+    # What the keywords ask about: "learned" = the softmax typer on MiniLM embeddings trained on
+    # Medication QA (retrieve/drug_intent.py), "cues" = keyword patterns, "both" = either's
+    # strongest signal. "learned" falls back to cues where the embedder is not installed.
+    intent: Literal["cues", "learned", "both"] = "both"
+    intent_top: int = Field(2, ge=1, description="learned types tried, weighted by probability")
 
 
 def _tokens(text: str) -> list[str]:
@@ -104,8 +114,11 @@ class DrugRetriever:
         self.names: dict[str, list[tuple[str, str]]] = {}
         for name, drug_id, kind in store.names():
             self.names.setdefault(name, []).append((drug_id, kind))
-        self.max_name_words = max(len(n.split()) for n in self.names)
+        self.max_name_words = max(len(_tokens(n)) for n in self.names)
         self.fuzzy_names = [n for n in self.names if len(n) >= 5]
+        self.fuzzy_by_initial: dict[str, list[str]] = {}
+        for n in self.fuzzy_names:
+            self.fuzzy_by_initial.setdefault(n[0], []).append(n)
         self.attributes = store.attributes()
         self.by_drug: dict[str, list[int]] = {}
         for i, a in enumerate(self.attributes):
@@ -115,11 +128,20 @@ class DrugRetriever:
         # Words common in attribute texts ("medical", "pain") are not misspelled drug names.
         df: Counter[str] = Counter()
         for a in self.attributes:
-            df.update(set(_tokens(a.text)))
-        limit = max(3, int(len(self.attributes) * self.settings.common_word_share))
-        self.common_words = {w for w, n in df.items() if n > limit} | _STOP
+            df.update(set(self._stemmer.stemWords(_tokens(a.text))))
+        limit = self.settings.common_word_min_texts
+        self._common_stems = {w for w, n in df.items() if n >= limit}
+        self._typer = None
+        if self.settings.intent != "cues":
+            from medground.retrieve.drug_intent import load_typer
+
+            self._typer = load_typer()
         self._name_list = sorted(self.names)
         self._name_bm25 = self._index(self._name_list)
+
+    def is_common(self, word: str) -> bool:
+        """An ordinary word (a stop word, or its stem in enough attribute texts) and not a name."""
+        return word not in self.names and (word in _STOP or self._stemmer.stemWord(word) in self._common_stems)
 
     def _index(self, texts: list[str]) -> bm25s.BM25:
         index = bm25s.BM25()
@@ -150,18 +172,22 @@ class DrugRetriever:
                 if covered & set(range(i, i + n)):
                     continue
                 span = " ".join(words[i:i + n])
-                for drug_id, kind in self.names.get(span, []):
-                    add(drug_id, _KIND_SCORE[kind], f"exact {kind} {span!r}", span)
-                    covered |= set(range(i, i + n))
+                # "Glyburide/Metformin" is one name: the combination, not its two components.
+                for form in (span, "/".join(words[i:i + n])) if n > 1 else (span,):
+                    for drug_id, kind in self.names.get(form, []):
+                        add(drug_id, _KIND_SCORE[kind], f"exact {kind} {form!r}", span)
+                        covered |= set(range(i, i + n))
         # Misspellings: uncovered words (and word pairs) against all names.
         for n in (2, 1):
             for i in range(len(words) - n + 1):
                 span_words = words[i:i + n]
                 span = " ".join(span_words)
                 if (covered & set(range(i, i + n)) or len(span) < 5
-                        or any(w in self.common_words for w in span_words)):
+                        or any(self.is_common(w) for w in span_words)):
                     continue
-                best = process.extractOne(span, self.fuzzy_names, scorer=fuzz.ratio,
+                # Misspellings keep the first letter ("ibuprofin", "gabbentine"); a word that only
+                # resembles a name's tail is an ordinary word ("inject" is not "Twinject").
+                best = process.extractOne(span, self.fuzzy_by_initial.get(span[0], []), scorer=fuzz.ratio,
                                           score_cutoff=self.settings.fuzzy_cutoff)
                 if best:
                     name, ratio, _ = best
@@ -169,7 +195,7 @@ class DrugRetriever:
                         add(drug_id, 0.8 * ratio / 100 * _KIND_SCORE[kind],
                             f"fuzzy {span!r}→{name!r} ({ratio:.0f})", span)
                     covered |= set(range(i, i + n))
-        rare = [w for w in words if len(w) >= 4 and w not in self.common_words]
+        rare = [w for w in words if len(w) >= 4 and not self.is_common(w)]
         if not found and rare:  # partial names ("polymyxin" in "neomycin/polymyxin b/...")
             scores = self._name_bm25.get_scores(self._query_tokens(" ".join(rare)))
             for j in np.argsort(-scores, kind="stable")[:3]:
@@ -178,14 +204,24 @@ class DrugRetriever:
                     for drug_id, kind in self.names[name]:
                         add(drug_id, 0.5 * float(scores[j] / scores.max()),
                             f"bm25 name {name!r}", name)
-        ranked = sorted(found.values(), key=lambda m: (-m.score, m.drug_id))
+        text = " ".join(words)
+        ranked = sorted(found.values(), key=lambda m: (-m.score, text.find(m.span), m.drug_id))
         return ranked[: self.settings.max_drugs]
 
     # ------------------------------------------------------------ attribute
 
+    def intents(self, text: str) -> dict[AttributeType, float]:
+        """Attribute types ``text`` asks about, weighted 0..1 (the top type 1.0)."""
+        cues = attribute_intents(text) if self.settings.intent != "learned" or self._typer is None else {}
+        if self._typer is None:
+            return cues
+        top = self._typer.top(text, self.settings.intent_top)
+        learned = {t: p / top[0][1] for t, p in top}
+        return {t: max(cues.get(t, 0.0), learned.get(t, 0.0)) for t in {*cues, *learned}}
+
     def search(self, keywords: str, k: int = 10) -> list[DrugHit]:
         keywords = check_query(keywords)
-        intents = attribute_intents(keywords)
+        intents = self.intents(keywords)
         matches = self.find_drugs(keywords)
         if sum(m.how.startswith("exact") for m in matches) >= 2:  # two drugs named together
             intents[A.INTERACTIONS] = max(intents.get(A.INTERACTIONS, 0.0), 1.0)
@@ -194,6 +230,22 @@ class DrugRetriever:
         rest = keywords.lower()
         for m in matches:
             rest = rest.replace(m.span, " ")
+        return self._rank(matches, intents, rest, k)
+
+    def search_subject(self, drug_ids: Sequence[str], question: str, k: int = 10) -> list[DrugHit]:
+        """Records of the given drugs (the consultation's subject first) for what ``question`` asks."""
+        question = check_query(question)
+        matches = [DrugMatch(d, 1.0 - 0.1 * i, "subject", "") for i, d in enumerate(drug_ids) if d in self.drugs]
+        if not matches:
+            return self._search_all_attributes(question, k)
+        rest = question.lower()
+        for d in drug_ids[:1]:
+            for name in (self.drugs[d].display_name, *self.drugs[d].brand_names):
+                rest = rest.replace(name.lower(), " ")
+        return self._rank(matches, self.intents(question), rest, k)
+
+    def _rank(self, matches: list[DrugMatch], intents: dict[AttributeType, float], rest: str,
+              k: int) -> list[DrugHit]:
         query_tokens = self._query_tokens(rest)
         scores = self._attr_bm25.get_scores(query_tokens) if query_tokens else None
         hits: list[DrugHit] = []

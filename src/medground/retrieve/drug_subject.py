@@ -1,0 +1,96 @@
+"""Which drug a consultation is about: the subject drug among every drug the user named.
+
+A dialogue names several drugs: the one the user asks about, one they used to take, one a
+relative takes. Searching the whole history for all of them (or letting the co-mentioned generic
+outrank the brand asked about) retrieves the wrong records. Each recognised mention is scored:
+
+  in the last user turn        +3   (the question itself)
+  the user's own medicine      +1   ("my X", "I take/I'm on/started on/prescribed X")
+  a drug the user left         -2   ("used to take", "stopped", "switched off", "instead of")
+  someone else's medicine      -1.5 ("my husband takes X", "my sister said X ...")
+  recency                      +0.5 per turn closer to the end
+  match quality                exact generic or brand 1.0, synonym 0.9, component 0.7, fuzzy < 1
+
+Ties go to the earlier mention within the last turn (questions name their subject first:
+"can I take ibuprofen with my lisinopril" is about ibuprofen), then to the more recent turn.
+A last turn without a drug ("is it safe in pregnancy?") inherits the subject of the turns before.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from medground.retrieve.drugs import DrugRetriever
+
+_OWN = re.compile(r"\b(my|i take|i'm taking|i am taking|i'm on|i am on|i('ve| have) been (taking|on)|"
+                  r"started (me )?on|prescribed( me)?|gave me|taking)\W+(\w+\W+){0,2}$")
+# Someone else's medicine: "my husband takes X", "my sister said X is safer".
+_THIRD = re.compile(r"\b(husband|wife|partner|sister|brother|mother|mom|father|dad|son|daughter|friend|"
+                    r"neighbou?r|aunt|uncle|grand\w+|he|she|they)\b[^.?!]{0,30}$")
+_LEFT = re.compile(r"\b(used to (take|be on)|stopped( taking)?|switched (me )?(off|from)|no longer (take|on)|"
+                   r"instead of|quit|came off|weaned off)\W+(\w+\W+){0,2}$")
+
+
+@dataclass(slots=True)
+class Mention:
+    drug_id: str
+    turn: int  # index among the user turns
+    position: int  # character offset within that turn
+    span: str
+    match_score: float
+    own: bool = False
+    left: bool = False
+    third_party: bool = False
+
+
+@dataclass(slots=True)
+class Subject:
+    drug_id: str
+    score: float
+    mentions: list[Mention] = field(default_factory=list)
+
+
+def mentions(retriever: DrugRetriever, turns: list[str]) -> list[Mention]:
+    out: list[Mention] = []
+    for t, text in enumerate(turns):
+        low = text.lower()
+        for m in retriever.find_drugs(text):
+            pos = low.find(m.span)
+            before = low[max(0, pos - 40):pos] if pos >= 0 else ""
+            score = m.score
+            out.append(Mention(m.drug_id, t, pos if pos >= 0 else len(low), m.span, score,
+                               own=bool(_OWN.search(before)) and not _THIRD.search(before),
+                               left=bool(_LEFT.search(before)), third_party=bool(_THIRD.search(before))))
+    return out
+
+
+def resolve_subjects(retriever: DrugRetriever, turns: list[str]) -> list[Subject]:
+    """Drugs of the user turns ranked as the consultation's subject (best first)."""
+    if not turns:
+        return []
+    last = len(turns) - 1
+    best: dict[str, Subject] = {}
+    keys: dict[str, tuple] = {}
+    for m in mentions(retriever, turns):
+        score = (3.0 * (m.turn == last) + 1.0 * m.own - 2.0 * m.left - 1.5 * m.third_party
+                 + 0.5 * (m.turn - last) + m.match_score)
+        key = (-score, 0 if m.turn == last else 1, m.position if m.turn == last else -m.turn)
+        subj = best.setdefault(m.drug_id, Subject(m.drug_id, score))
+        subj.mentions.append(m)
+        if m.drug_id not in keys or key < keys[m.drug_id]:
+            keys[m.drug_id], subj.score = key, score
+    # A combination the user named as such ("Ciprofloxacin/Dexamethasone", a brand) is what a
+    # later mention of one of its components ("dexamethasone") is about.
+    for combo in list(best.values()):
+        drug = retriever.drugs[combo.drug_id]
+        if not drug.components or not any(m.match_score >= 0.9 for m in combo.mentions):
+            continue
+        parts = [best[c.drug_id] for c in best.values() if c is not combo
+                 and retriever.drugs[c.drug_id].generic_name in drug.components]
+        if parts:
+            top = min(keys[p.drug_id] for p in parts)
+            if top < keys[combo.drug_id]:
+                keys[combo.drug_id] = (top[0] - 0.1, *top[1:])
+                combo.score = -keys[combo.drug_id][0]
+    return sorted(best.values(), key=lambda s: keys[s.drug_id])

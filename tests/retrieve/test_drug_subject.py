@@ -1,0 +1,124 @@
+"""Subject-drug resolution, combination names, ordinary words that resemble names, learned typing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from medground.corpus.drugs import AttributeType as A
+from medground.corpus.drugs import Drug, DrugAttribute, DrugCatalog
+from medground.index.drugstore import DrugStore
+from medground.retrieve.drug_subject import resolve_subjects
+from medground.retrieve.drugs import DrugRetriever, DrugRetrieverSettings
+
+SRC = "openstax-prototype:m1#t"
+
+
+def _catalog() -> DrugCatalog:
+    drugs = [Drug("ibuprofen", "ibuprofen", ["Advil"], "NSAID"),
+             Drug("warfarin", "warfarin", ["Coumadin"], "Anticoagulant"),
+             Drug("levodopa", "levodopa", [], "Dopamine precursor"),
+             Drug("carbidopa-levodopa", "carbidopa/levodopa", ["Sinemet"], "", [], ["carbidopa", "levodopa"]),
+             Drug("epinephrine", "epinephrine", ["Twinject"], "Sympathomimetic")]
+    attrs = [DrugAttribute("ibuprofen", A.DOSAGE, "200-400 mg orally every 4-6 hours", SRC),
+             DrugAttribute("ibuprofen", A.INTERACTIONS, "Warfarin\nAspirin", SRC),
+             DrugAttribute("ibuprofen", A.ADVERSE_REACTIONS, "Dyspepsia\nGI bleeding", SRC),
+             DrugAttribute("warfarin", A.DOSAGE, "2-10 mg orally daily, adjusted to INR", SRC),
+             DrugAttribute("levodopa", A.DOSAGE, "250 mg twice daily", SRC),
+             DrugAttribute("carbidopa-levodopa", A.DOSAGE, "25/100 mg three times daily", SRC),
+             DrugAttribute("epinephrine", A.DOSAGE, "0.3 mg intramuscular injection; inject into the thigh", SRC),
+             DrugAttribute("epinephrine", A.WARNINGS, "Do not inject into the buttock; an injected dose may", SRC)]
+    return DrugCatalog(drugs, attrs)
+
+
+@pytest.fixture()
+def retriever(tmp_path: Path) -> DrugRetriever:
+    store = DrugStore(tmp_path / "d.sqlite")
+    store.build(_catalog())
+    return DrugRetriever(store, DrugRetrieverSettings(intent="cues"))
+
+
+def _subject(retriever, turns):
+    return [s.drug_id for s in resolve_subjects(retriever, turns)]
+
+
+def test_someone_elses_medicine_loses_to_the_users_own(retriever):
+    turns = ["My husband takes Coumadin for years.", "I take Advil for my back.", "what dose is safe?"]
+    assert _subject(retriever, turns)[0] == "ibuprofen"
+
+
+def test_a_drug_the_user_stopped_loses(retriever):
+    turns = ["I was on Advil.", "I stopped taking Coumadin last year.", "how much should I take?"]
+    assert _subject(retriever, turns)[0] == "ibuprofen"
+
+
+def test_the_last_turn_wins_and_its_first_named_drug_breaks_ties(retriever):
+    assert _subject(retriever, ["I take Advil.", "what is the dose of Coumadin?"])[0] == "warfarin"
+    # Brand and generic are equally exact: the one named first is asked about, not the generic.
+    assert _subject(retriever, ["does Advil interact with warfarin?"]) == ["ibuprofen", "warfarin"]
+
+
+def test_a_combination_named_earlier_owns_a_later_component_mention(retriever):
+    turns = ["I was prescribed Carbidopa/Levodopa a month ago.", "what is the highest dose of levodopa?"]
+    assert _subject(retriever, turns)[0] == "carbidopa-levodopa"
+    # Named alone, the component is its own drug.
+    assert _subject(retriever, ["what is the highest dose of levodopa?"])[0] == "levodopa"
+
+
+def test_slash_combination_is_one_name(retriever):
+    (top, *_) = retriever.find_drugs("I was prescribed Carbidopa/Levodopa")
+    assert top.drug_id == "carbidopa-levodopa" and top.how.startswith("exact generic")
+
+
+def test_ordinary_words_are_not_fuzzy_names(retriever):
+    # "inject" resembles "Twinject" (ratio 86) but is a word of the database's own text.
+    assert retriever.find_drugs("how to inject it") == []
+    assert retriever.find_drugs("ibuprofin dose")[0].drug_id == "ibuprofen"
+
+
+def test_search_subject_ranks_the_given_drugs_records(retriever):
+    hits = retriever.search_subject(["ibuprofen"], "what dose should I take", k=2)
+    assert hits[0].drug.drug_id == "ibuprofen" and hits[0].attribute.type is A.DOSAGE
+
+
+class _FixedTyper:
+    def __init__(self, top):
+        self._top = top
+
+    def top(self, text, k=2):
+        return self._top[:k]
+
+
+def test_learned_typing_weights_the_top_two_types(tmp_path):
+    store = DrugStore(tmp_path / "d.sqlite")
+    store.build(_catalog())
+    r = DrugRetriever(store, DrugRetrieverSettings(intent="learned"))
+    r._typer = _FixedTyper([(A.INTERACTIONS, 0.6), (A.ADVERSE_REACTIONS, 0.3), (A.DOSAGE, 0.1)])
+    assert r.intents("anything") == {A.INTERACTIONS: 1.0, A.ADVERSE_REACTIONS: 0.5}
+    types = [h.attribute.type for h in r.search("ibuprofen", k=3)]
+    assert types == [A.INTERACTIONS, A.ADVERSE_REACTIONS, A.DOSAGE]
+    # "both": an explicit keyword cue still counts where the typer missed it.
+    r.settings = DrugRetrieverSettings(intent="both")
+    assert r.intents("ibuprofen dose")[A.DOSAGE] == 1.0
+
+
+def test_intent_model_round_trip_and_training(tmp_path):
+    from medground.retrieve.drug_intent import MEDICATION_QA_TYPES, IntentModel, train
+
+    assert MEDICATION_QA_TYPES["Side effects"] is A.ADVERSE_REACTIONS and MEDICATION_QA_TYPES["Appearance"] is None
+    rng = np.random.default_rng(0)
+    centers = {A.DOSAGE: np.eye(4)[0], A.INTERACTIONS: np.eye(4)[1], A.STORAGE: np.eye(4)[2]}
+    x, y = [], []
+    for label, c in centers.items():
+        for _ in range(10):
+            x.append(c + 0.05 * rng.standard_normal(4))
+            y.append(label)
+    model = train(np.array(x), y, embedder="test")
+    top = model.top(np.array([centers[A.INTERACTIONS]]), k=2)[0]
+    assert top[0][0] is A.INTERACTIONS and top[0][1] > top[1][1]
+    model.save(tmp_path / "m.npz")
+    again = IntentModel.load(tmp_path / "m.npz")
+    assert again.classes == model.classes and again.embedder == "test"
+    assert np.allclose(again.probabilities(np.array(x)), model.probabilities(np.array(x)), atol=1e-5)
