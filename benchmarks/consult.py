@@ -144,7 +144,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("section", choices=["intent", "retrieval"])
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--llm-n", type=int, default=0, help="intent: questions typed by the LLM too")
+    ap.add_argument("--llm-n", type=int, default=0,
+                    help="intent: questions typed by the LLM too; retrieval --llm: items per set (default 100)")
     ap.add_argument("--n", type=int, default=200, help="retrieval: dialogues to generate")
     ap.add_argument("--llm", action="store_true", help="retrieval: run the LLM distillation configurations")
     ap.add_argument("--model", default="qwen2.5-coder-1.5b")

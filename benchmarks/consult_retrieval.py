@@ -10,6 +10,7 @@ Configurations (no LLM): last question only; whole history; subject resolution +
 JSON-query instruction, tool calling (drugrag's distill step), and tool calling with the
 recognised drugs given as candidates and the call repaired when it drops them.
 HR@k (strict set rule: the gold drug, or the gold drug's gold attribute, among the top k).
+With --llm every configuration runs on the first --llm-n (default 100) multi-turn dialogues.
 """
 
 from __future__ import annotations
@@ -91,10 +92,15 @@ def retrieval(args) -> None:
         return keyed(retriever.search_subject([s.drug_id for s in subjects], d.turns[-1], 10))
 
     configs = {"last question only": last_only, "whole history": whole, "subject + learned typing": subject}
+    follow: dict[str, list[bool]] = {}
     if args.llm:
         from consult_llm import llm_configs
 
         configs.update(llm_configs(args, retriever, keyed))
+        follow = configs.pop("_follow")
+        # The LLM costs seconds per dialogue: every configuration runs on the same first items.
+        # The target set only (multi-turn): the single-turn set has no history to distill.
+        sets = {"multi-turn (generated)": sets["multi-turn (generated)"][: args.llm_n or 100]}
     results, per_item = {}, {}
     for set_name, ds in sets.items():
         rows = []
@@ -107,6 +113,9 @@ def retrieval(args) -> None:
                 secs.append(time.perf_counter() - t)
             per_item[f"{set_name}/{name}"] = ranks
             rows.append({"config": name, **rates(ranks), "seconds_per_dialogue": round(float(np.mean(secs)), 4)})
+            if name in follow:
+                calls = follow[name][-len(ds):]
+                rows[-1]["instruction_follow"] = round(sum(calls) / len(calls), 4)
             print(f"{set_name} / {name}: {rows[-1]}", file=sys.stderr, flush=True)
         base = [a == 1 for _, a in per_item[f"{set_name}/whole history"]]
         for row in rows:

@@ -122,3 +122,43 @@ def test_the_answer_prompt_does_not_push_the_model_to_abstain():
 
     msgs = prompts.messages("drug_answer", evidence="[1] x", dialogue="y")
     assert "INSUFFICIENT" not in " ".join(m["content"] for m in msgs)
+
+
+def test_a_call_that_drops_the_subject_drug_is_repaired(drug_engine):
+    q = Question(qid="c3", dataset="unit", question="Can I still eat spinach salads?",
+                 context="Patient: My husband takes Advil.\nPharmacist: Noted.\nPatient: I started Coumadin last week.")
+    llm = ScriptedLLM(_tool_reply("spinach salad"))
+    ans = DrugRagPipeline(llm, drug_engine).answer(q)
+    assert ans.metadata["candidates"][0] == "warfarin"
+    assert ans.metadata["repaired"] == "subject drug missing from the call"
+    assert ans.metadata["model_keywords"] == "spinach salad"
+    assert ans.queries[0].text == "coumadin spinach salad"
+    assert ans.citations[0].chapter.lower() == "warfarin"
+    # The distiller was told which medicines were named, the likely subject first.
+    assert "Medicines named in the consultation (the one asked about most likely first): coumadin, advil" \
+        in llm.calls[0]["user"]
+    # ... on a fresh prefix, so what ran before cannot change the call.
+    assert llm.calls[0]["extra"] == {"medground": {"fresh_prefix": True}}
+
+
+def test_a_call_that_names_the_subject_first_is_kept_and_candidates_can_be_off(drug_engine):
+    q = Question(qid="c4", dataset="unit", question="what dose of Advil for back pain?",
+                 context="Patient: I used to take Coumadin.")
+    ans = DrugRagPipeline(ScriptedLLM(_tool_reply("Advil dosage back pain")), drug_engine).answer(q)
+    assert "repaired" not in ans.metadata and ans.queries[0].text == "Advil dosage back pain"
+    llm = ScriptedLLM(_tool_reply("warfarin dose"))
+    ans = DrugRagPipeline(llm, drug_engine, DrugRagSettings(candidates=False)).answer(q)
+    assert ans.queries[0].text == "warfarin dose" and ans.metadata["candidates"] == []
+    assert "Medicines named" not in llm.calls[0]["user"]
+
+
+@pytest.mark.slow
+def test_distillation_does_not_depend_on_what_ran_before(small_llm, drug_engine):
+    from medground.pipelines.base import Tally
+
+    pipe = DrugRagPipeline(small_llm, drug_engine, DrugRagSettings(tool_mode="schema"))
+    a = "Patient: I started Coumadin last week.\nPatient: Can I still eat spinach?"
+    b = "Patient: My knee hurts.\nPatient: How much Advil can I take in a day for the pain in my knee?"
+    first = pipe.distill(a, Tally())[0].text
+    pipe.distill(b, Tally())  # a different prompt in the server's slot in between
+    assert pipe.distill(a, Tally())[0].text == first

@@ -68,4 +68,11 @@ def test_checked_keeps_a_supported_answer_and_quotes_instead_of_an_unsupported_o
     ans = RagPipeline(bad, _engine(tiny_chunks), ReaderSettings(freetext_answer="checked")).answer(Q)
     assert ans.metadata["generated_supported"] is False and ans.metadata["extractive"]
     assert "magnesium" not in ans.text and "pyridoxine" in ans.text  # the passage's own words
-    assert "not supported" in ans.metadata["quote_reason"]
+    assert "no sentence" in ans.metadata["quote_reason"]
+
+    # A supported sentence survives; the unsupported one is dropped and reported.
+    mixed = ScriptedLLM(lambda u, k: "Pyridoxine (vitamin B6) prevents it [1]. Stop the drug and give "
+                                     "intravenous magnesium sulfate [1].", letter_logprobs=numbers)
+    ans = RagPipeline(mixed, _engine(tiny_chunks), ReaderSettings(freetext_answer="checked")).answer(Q)
+    assert ans.text == "Pyridoxine (vitamin B6) prevents it [1]." and "extractive" not in ans.metadata
+    assert ans.metadata["dropped_sentences"] == ["Stop the drug and give intravenous magnesium sulfate [1]."]

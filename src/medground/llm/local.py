@@ -77,6 +77,10 @@ class LocalLLM(BaseLLM):
                                1024 if settings.prompt_cache else 0)
 
     def _prepare(self, body: dict[str, Any]) -> dict[str, Any]:
+        if (body.get("medground") or {}).get("fresh_prefix"):
+            # Reusing a cached prefix changes how the prompt is split into batches, and with it
+            # the floating-point sums: greedy output would depend on what ran before.
+            body["cache_prompt"] = False
         body.setdefault("cache_prompt", self.settings.prompt_cache)
         return toolcalls.constrain(body)
 

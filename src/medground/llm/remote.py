@@ -40,7 +40,8 @@ class OpenAICompatibleLLM(BaseLLM):
         standard = {"model", "messages", "max_tokens", "temperature", "seed", "logprobs", "top_logprobs",
                     "tools", "tool_choice", "response_format", "stop"}
         args = {k: v for k, v in body.items() if k in standard}
-        extra = {k: v for k, v in body.items() if k not in standard}
+        # "medground" holds this library's own request flags (cache key only), never sent.
+        extra = {k: v for k, v in body.items() if k not in standard and k != "medground"}
         if extra:
             args["extra_body"] = extra
         return args, extra

@@ -54,10 +54,10 @@ def validate_json(text: str, model: type[T]) -> T | StructuredFailure:
 
 
 def generate_json(llm: LLM, messages: list[Message], model: type[T], *, max_tokens: int = 256,
-                  temperature: float | None = None) -> Structured[T]:
+                  temperature: float | None = None, extra: dict[str, Any] | None = None) -> Structured[T]:
     """Constrained generation of one ``model`` instance."""
     result = llm.chat(messages, response_format=json_schema_format(model), max_tokens=max_tokens,
-                      temperature=temperature)
+                      temperature=temperature, extra=extra)
     value = validate_json(result.text, model)
     if isinstance(value, StructuredFailure):
         if result.finish_reason == "length":
@@ -133,7 +133,8 @@ class ToolCallOutcome:
 
 
 def call_tool(llm: LLM, messages: list[Message], tools: list[Tool], *, max_tokens: int = 128,
-              mode: Literal["auto", "native", "schema"] = "auto") -> ToolCallOutcome:
+              mode: Literal["auto", "native", "schema"] = "auto", extra: dict[str, Any] | None = None
+              ) -> ToolCallOutcome:
     """Make the model call one of ``tools``; returns the call in OpenAI format, validated.
 
     Servers whose chat template supports tools answer with ``tool_calls`` ("native"); many
@@ -145,7 +146,7 @@ def call_tool(llm: LLM, messages: list[Message], tools: list[Tool], *, max_token
     by_name = {t.name: t for t in tools}
     if mode != "schema":
         result = llm.chat(messages, tools=[t.to_openai() for t in tools], tool_choice="required",
-                          max_tokens=max_tokens)
+                          max_tokens=max_tokens, extra=extra)
         if result.tool_calls:
             return _validated(result.tool_calls[0], by_name, native=True, result=result)
         if mode == "native":
@@ -158,7 +159,7 @@ def call_tool(llm: LLM, messages: list[Message], tools: list[Tool], *, max_token
     )
     hint = {"role": "system", "content": "Call exactly one tool. Tools:\n" + "\n".join(
         json.dumps(t.to_openai()["function"]) for t in tools)}
-    out = generate_json(llm, [hint, *messages], envelope, max_tokens=max_tokens)
+    out = generate_json(llm, [hint, *messages], envelope, max_tokens=max_tokens, extra=extra)
     if out.value is None:
         return ToolCallOutcome(None, None, out.failure, native=False, result=out.result)
     call = ToolCall(id="call_0", name=out.value.name, arguments=out.value.arguments.model_dump_json())

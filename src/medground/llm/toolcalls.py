@@ -49,7 +49,8 @@ def constrain(body: dict[str, Any]) -> dict[str, Any]:
     if forced and tools and "response_format" not in body:
         body["response_format"] = {"type": "json_schema",
                                    "json_schema": {"name": "tool_call", "schema": call_schema(tools)}}
-        body["medground"] = {"tool_calls": "constrained"}  # part of the cache key, dropped before sending
+        # part of the cache key, dropped before sending
+        body["medground"] = {**(body.get("medground") or {}), "tool_calls": "constrained"}
     return body
 
 

@@ -57,8 +57,9 @@ class ReaderSettings(BaseModel):
     freetext_max_tokens: int = Field(160, ge=16)
     # Free text. "generate": an answer citing passages as [n]. "extractive": the sentences of the
     # supporting passage most related to the question, quoted. "checked": generate, then check
-    # every sentence against the passages it cites (pipelines.support.claims_supported) and
-    # quote the supporting passage instead when a sentence is not supported.
+    # every sentence against the passages it cites (pipelines.support.split_supported): the
+    # unsupported ones are dropped (and reported), and when no claim is left the supporting
+    # passage is quoted instead.
     freetext_answer: Literal["generate", "extractive", "checked"] = "generate"
     # Abstain when 1 - P(no passage answers) falls below this (one forward pass before
     # answering; fit it on a development split: benchmarks/reader.py freetext). None = never.
@@ -237,13 +238,18 @@ def free_text_answer(llm: LLM, question: Question, evidence: Evidence, settings:
     if INSUFFICIENT in text.upper() or not text:
         return Answer(outcome="insufficient_evidence", text=text, citations=evidence.citations, metadata=meta)
     if settings.freetext_answer == "checked":
-        source = " ".join(c.text for c in cited)
-        ok = bool(cited) and sup.claims_supported(text, source, exclude=[q])
         meta["generated"] = text
-        meta["generated_supported"] = ok
-        if not ok:
-            return quoted("generated answer not supported by the passages it cites" if cited
-                          else "generated answer cites no passage")
+        if not cited:
+            meta["generated_supported"] = False
+            return quoted("generated answer cites no passage")
+        kept, dropped = sup.split_supported(text, " ".join(c.text for c in cited), exclude=[q])
+        meta["generated_supported"] = not dropped
+        if dropped:
+            meta["dropped_sentences"] = dropped
+        if not any(sup.split_supported(k, "", exclude=[q])[1] for k in kept):  # no claim left
+            return quoted("no sentence of the generated answer is supported by the passages it cites")
+        text = " ".join(kept)
+        cited = [by_number[n] for n in cited_numbers(text) if n in by_number] or cited
     if not cited:
         # An answer that cites nothing is not grounded: say so rather than pass it off as cited.
         meta["uncited"] = True

@@ -57,6 +57,10 @@ class DrugRagSettings(BaseModel):
     # benchmarks/reader.py's drug-record questions with the 1.5B model (refit for another model).
     abstain_below: float | None = Field(0.537, ge=0.0, le=1.0)
     quote_tokens: int = Field(120, ge=16, description="extractive: tokens of quoted record text")
+    # The drugs the patient named (retrieve/drug_subject.py), the likely subject first, are given
+    # to the distiller as candidates, and a call that drops the subject or ranks another drug
+    # first gets the subject's name put in front: a small model forgets a brand named turns ago.
+    candidates: bool = True
 
 
 def dialogue_of(question: Question) -> str:
@@ -76,22 +80,49 @@ class DrugRagPipeline:
         self.settings = settings or DrugRagSettings()
         self.reader = reader or ReaderSettings()
 
-    def distill(self, dialogue: str, tally: Tally) -> tuple[Query, str | None]:
+    def subjects(self, dialogue: str) -> list:
+        from medground.retrieve.drug_subject import resolve_subjects, user_turns
+
+        drugs = getattr(self.engine.retriever("drugs"), "retriever", None)
+        if not self.settings.candidates or drugs is None:
+            return []
+        return resolve_subjects(drugs, user_turns(dialogue))
+
+    def distill(self, dialogue: str, tally: Tally) -> tuple[Query, str | None, dict]:
+        """The tool call's query, the failure (if any) and what was done to the call."""
+        from medground.retrieve.drug_subject import repair_keywords, subject_name
+
+        subjects = self.subjects(dialogue)
+        block = ""
+        if subjects:
+            names = ", ".join(subject_name(s) for s in subjects)
+            block = f"\n\nMedicines named in the consultation (the one asked about most likely first): {names}"
         with tally.stage("distill"):
-            out = call_tool(self.llm, prompts.messages("drug_distill", dialogue=dialogue), [SEARCH_ENGINE],
-                            max_tokens=self.settings.distill_max_tokens, mode=self.settings.tool_mode)
+            # A fresh prefix: the same consultation gives the same call whatever ran before.
+            out = call_tool(self.llm, prompts.messages("drug_distill", dialogue=dialogue, candidates=block),
+                            [SEARCH_ENGINE], max_tokens=self.settings.distill_max_tokens, mode=self.settings.tool_mode,
+                            extra={"medground": {"fresh_prefix": True}})
         tally.count(out.result)
+        info: dict = {"candidates": [s.drug_id for s in subjects]}
         if out.arguments is None:
-            return Query(dialogue, "original"), (out.failure.reason if out.failure else "no tool call")
-        return Query(out.arguments.keywords.strip(), "distilled"), None
+            text = dialogue if not subjects else f"{subject_name(subjects[0])} {dialogue}"
+            return Query(text, "original"), (out.failure.reason if out.failure else "no tool call"), info
+        keywords = out.arguments.keywords.strip()
+        if subjects:
+            drugs = self.engine.retriever("drugs").retriever
+            repaired, reason = repair_keywords(drugs, keywords, subjects[0])
+            if reason:
+                info.update(repaired=reason, model_keywords=keywords)
+                keywords = repaired
+        return Query(keywords, "distilled"), None, info
 
     def answer(self, question: Question) -> Answer:
         started, tally = time.perf_counter(), Tally()
         dialogue = dialogue_of(question)
-        query, failure = self.distill(dialogue, tally)
+        query, failure, info = self.distill(dialogue, tally)
         evidence = tally.evidence(self.engine, [query])
         meta = {"tool_call": {"name": "search_engine", "arguments": {"keywords": query.text}},
-                "distill_failure": failure}
+                "distill_failure": failure, **info}
         if question.is_multiple_choice:
             with tally.stage("read"):
                 scores = read_choice(self.llm, question, evidence_block(evidence), self.reader, tally)

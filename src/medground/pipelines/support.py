@@ -29,7 +29,8 @@ FRAMING = ("include includes including common commonly may can could cause cause
            "healthcare provider nurse take taking use used effect effects side adverse reaction reactions "
            "indication indications contraindication contraindications interaction interactions drug "
            "medication medicine following you your it its this these they their also should support supported "
-           "supports according state states stated mention mentions mentioned")
+           "supports according state states stated mention mentions mentioned therefore thus hence however because "
+           "recommend recommended important")
 
 
 @dataclass(slots=True)
@@ -59,12 +60,14 @@ def passage_support(llm: LLM, evidence: Evidence, prompt: str, **values: str) ->
     return Support(1.0 - scores.probs["0"], passage, dict(scores.probs)), result
 
 
-def claims_supported(answer: str, source_text: str, *, exclude: Sequence[str] = (), min_share: float = 0.7) -> bool:
-    """Every sentence of ``answer`` has ≥ ``min_share`` of its content terms in ``source_text``.
+def split_supported(answer: str, source_text: str, *, exclude: Sequence[str] = (), min_share: float = 0.7
+                    ) -> tuple[list[str], list[str]]:
+    """(sentences of ``answer`` with ≥ ``min_share`` of their content terms in ``source_text``,
+    the sentences without). Citations stay on the sentences; the check ignores them.
 
     The terms of ``exclude`` (the question, the drug's names) and of ``FRAMING`` are ignored:
     restating the question or naming the kind of fact asked about is no claim. A sentence with no
-    content term left ("Ask your doctor.") makes no claim and passes.
+    content term left ("Consult your doctor.") makes no claim and is kept.
     """
     from medground.corpus.sentences import split_sentences
     from medground.retrieve.compress import _tokenizer
@@ -72,12 +75,17 @@ def claims_supported(answer: str, source_text: str, *, exclude: Sequence[str] = 
     tok = _tokenizer()
     source = set(tok.tokenize(source_text))
     ignore = {t for text in (*exclude, FRAMING) for t in tok.tokenize(text)}
-    text = _CITATION.sub(" ", answer).replace("\u201c", " ").replace("\u201d", " ")
-    for sentence in split_sentences(text):
-        terms = [t for t in tok.tokenize(sentence) if t not in ignore]
-        if terms and sum(t in source for t in terms) / len(terms) < min_share:
-            return False
-    return True
+    kept, dropped = [], []
+    for sentence in split_sentences(answer.replace("\u201c", " ").replace("\u201d", " ")):
+        terms = [t for t in tok.tokenize(_CITATION.sub(" ", sentence)) if t not in ignore]
+        ok = not terms or sum(t in source for t in terms) / len(terms) >= min_share
+        (kept if ok else dropped).append(sentence.strip())
+    return kept, dropped
+
+
+def claims_supported(answer: str, source_text: str, *, exclude: Sequence[str] = (), min_share: float = 0.7) -> bool:
+    """Every sentence of ``answer`` is supported by ``source_text`` (see ``split_supported``)."""
+    return not split_supported(answer, source_text, exclude=exclude, min_share=min_share)[1]
 
 
 def quote(passage: Citation, question: str, count_tokens: Callable[[str], int], budget_tokens: int) -> str:

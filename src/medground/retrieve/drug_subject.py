@@ -94,3 +94,37 @@ def resolve_subjects(retriever: DrugRetriever, turns: list[str]) -> list[Subject
                 keys[combo.drug_id] = (top[0] - 0.1, *top[1:])
                 combo.score = -keys[combo.drug_id][0]
     return sorted(best.values(), key=lambda s: keys[s.drug_id])
+
+
+_SPEAKER = re.compile(r"^\s*(patient|user|患者|用户|pharmacist|assistant|doctor|药师|医生)\s*[:：]\s*", re.IGNORECASE)
+_STAFF = {"pharmacist", "assistant", "doctor", "药师", "医生"}
+
+
+def user_turns(dialogue: str) -> list[str]:
+    """The patient's turns of a consultation ("Patient: …" / "Pharmacist: …" lines; unlabelled
+    lines count as the patient's)."""
+    turns = []
+    for line in dialogue.splitlines():
+        if not line.strip():
+            continue
+        m = _SPEAKER.match(line)
+        if m and m.group(1).lower() in _STAFF:
+            continue
+        turns.append(line[m.end():].strip() if m else line.strip())
+    return turns
+
+
+def subject_name(subject: Subject) -> str:
+    """The name the patient used for the subject (their last mention of it)."""
+    return max(subject.mentions, key=lambda m: (m.turn, m.position)).span
+
+
+def repair_keywords(retriever: DrugRetriever, keywords: str, subject: Subject) -> tuple[str, str | None]:
+    """The tool call's keywords with the subject drug ranked first: unchanged when the call
+    already names it first, else its name put in front (and the reason why)."""
+    found = retriever.find_drugs(keywords)
+    if found and found[0].drug_id == subject.drug_id:
+        return keywords, None
+    reason = "subject drug missing from the call" if all(m.drug_id != subject.drug_id for m in found) \
+        else "another drug ranked before the subject"
+    return f"{subject_name(subject)} {keywords}", reason

@@ -186,6 +186,13 @@ class RetrievalEngine:
             self._mq = MultiQueryRetriever(weighted, fuser, top=s.top, kind_weights=s.kind_weights)
         return self._mq
 
+    def retriever(self, name: str) -> Retriever | None:
+        """The first-stage retriever configured as ``name`` (unwrapped), or None."""
+        for weighted in self.first_stage.retrievers:
+            if weighted.name == name:
+                return weighted.retriever
+        return None
+
     @property
     def reranker(self) -> Reranker | None:
         if self._reranker is None and self.settings.rerank is not None:
