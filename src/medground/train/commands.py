@@ -1,4 +1,4 @@
-"""`medground train feedback|reranker`: LLM-feedback labels, then a reranker fine-tuned on them."""
+"""`medground train`: LLM-feedback labels and a reranker fine-tuned on them; RagPULSE tool-call data and LoRA."""
 
 from __future__ import annotations
 
@@ -74,3 +74,43 @@ def reranker(
             result["heldout"] = {"error": str(exc)}
     (out / "heldout_eval.json").write_text(json.dumps(result, indent=2) + "\n")
     typer.echo(json.dumps(result, indent=2))
+
+
+@app.command("toolcall-data")
+def toolcall_data(
+    out: Path = typer.Option(..., help="JSONL file to write (chat format with tools)."),
+    n: int = typer.Option(2000, min=1, help="Examples to build."),
+    seed: int = typer.Option(0),
+    dev_share: float = typer.Option(0.1, min=0.0, max=0.9, help="Share of drugs kept for the dev split."),
+) -> None:
+    """Build RagPULSE's distillation data: consultations → search_engine(keywords), from the database."""
+    from medground.index.drugstore import DrugStore
+    from medground.train.toolcall_data import build, write_jsonl
+
+    store = DrugStore()
+    store.require_built()
+    counts = write_jsonl(build(store.drugs(), store.attributes(), n, seed=seed, dev_share=dev_share), out)
+    typer.echo(json.dumps({"out": str(out), "examples": counts}))
+
+
+@app.command("toolcall-lora")
+def toolcall_lora(
+    data: Path = typer.Option(..., exists=True, dir_okay=False, help="From `train toolcall-data`."),
+    out: Path = typer.Option(..., help="Directory for the LoRA adapter."),
+    base: str = typer.Option(..., help="HF model directory / hub name, or a .gguf file (dequantized)."),
+    steps: int = typer.Option(100, min=1),
+    batch_size: int = typer.Option(8, min=1),
+    lr: float = typer.Option(2e-4),
+    rank: int = typer.Option(8, min=1),
+) -> None:
+    """LoRA-fine-tune a chat model to make the tool call (PEFT; a GPU is used when present)."""
+    from medground.train.lora import LoraSettings, train_lora
+
+    settings = LoraSettings(base=base, steps=steps, batch_size=batch_size, lr=lr, rank=rank)
+    try:
+        summary = train_lora(data, out, settings,
+                             progress=lambda step, loss: typer.echo(f"step {step}/{steps} loss {loss:.4f}", err=True))
+    except (ValueError, OSError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    typer.echo(json.dumps(summary, indent=2))
