@@ -104,12 +104,18 @@ def main() -> None:
     from medground.eval.records import read_run
 
     runs: dict[str, dict[str, list[dict]]] = {}
-    for d in sorted(p for p in args.runs.iterdir() if (p / "results.jsonl").exists()):
+    # Oldest first, so when a configuration was changed (a new config hash, a new run under the
+    # same label) the newest run is the one reported.
+    dirs = sorted((p for p in args.runs.iterdir() if (p / "results.jsonl").exists()),
+                  key=lambda p: (p / "config.json").stat().st_mtime if (p / "config.json").exists() else 0.0)
+    for d in dirs:
         meta, records = read_run(d)
         name = meta.get("name", "")
         if "config=" not in name or not records:
             continue
         dataset, config = name.split("/llm=")[0], name.split("config=")[-1]
+        if config in runs.get(dataset, {}):
+            print(f"{dataset}/{config}: run {d.name} supersedes an older run of the same label", file=sys.stderr)
         runs.setdefault(dataset, {})[config] = sorted(records, key=lambda r: r["qid"])
     tables: dict[str, list[dict]] = {}
     order = ["direct-letter", "direct+calibration", "direct-permute", "direct-cot", "rag-focus", "amt", "imedrag"]
