@@ -125,7 +125,7 @@ def main() -> None:
         base = {r["qid"]: bool(r.get("correct")) for r in configs.get("direct-letter", [])} or None
         same = {r["qid"]: bool(r.get("correct")) for r in configs.get("direct-permute", [])} or None
         tables[dataset] = [row(c, configs[c], None if c == "direct-letter" else base,
-                               same if c in ("rag-focus", "imedrag") else None)
+                               same if c in ("rag-focus", "amt", "imedrag") else None)
                            for c in sorted(configs, key=lambda c: order.index(c) if c in order else 99) if configs[c]]
     cover = {}
     for dataset, configs in runs.items():
