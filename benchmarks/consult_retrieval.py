@@ -61,7 +61,7 @@ def retrieval(args) -> None:
     from medground.eval import dialogues
     from medground.eval.datasets import load_dataset
     from medground.index.drugstore import DrugStore
-    from medground.retrieve.drug_subject import resolve_subjects
+    from medground.retrieve.drug_subject import resolve_subjects, subject_query
     from medground.retrieve.drugs import DrugRetriever
 
     store = DrugStore()
@@ -91,7 +91,11 @@ def retrieval(args) -> None:
             return keyed(retriever.search(" ".join(d.turns), 10))
         return keyed(retriever.search_subject([s.drug_id for s in subjects], d.turns[-1], 10))
 
-    configs = {"last question only": last_only, "whole history": whole, "subject + learned typing": subject}
+    def subject_keywords(d):  # what drugrag's `query: subject` sends through the ordinary search
+        return keyed(retriever.search(subject_query(resolve_subjects(retriever, d.turns), d.turns[-1]), 10))
+
+    configs = {"last question only": last_only, "whole history": whole, "subject + learned typing": subject,
+               "subject name + last turn (drugrag query: subject)": subject_keywords}
     follow: dict[str, list[bool]] = {}
     if args.llm:
         from consult_llm import llm_configs

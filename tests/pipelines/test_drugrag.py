@@ -182,3 +182,19 @@ def test_a_dialogue_over_budget_loses_its_oldest_turns_and_says_so(drug_engine):
     assert ans.outcome == "answered" and ans.metadata["dropped_turns"] > 150
     sent = llm.calls[0]["user"]
     assert "How much Advil can I take?" in sent and "number 0 " not in sent
+
+
+def test_subject_query_searches_without_an_llm_call_and_falls_back_to_the_tool_call(drug_engine):
+    q = Question(qid="c7", dataset="unit", question="Can I still eat spinach salads?",
+                 context="Patient: My husband takes Advil.\nPatient: I started Coumadin last week.")
+    llm = ScriptedLLM(_tool_reply("never used"))
+    ans = DrugRagPipeline(llm, drug_engine, DrugRagSettings(query="subject")).answer(q)
+    assert ans.metadata["query_mode"] == "subject" and "tool_call" not in ans.metadata
+    assert ans.queries[0].text == "coumadin Can I still eat spinach salads?"
+    assert ans.citations[0].chapter.lower() == "warfarin" and "spinach" in ans.citations[0].text
+    assert not any(c.get("tools") or c.get("response_format") for c in llm.calls)  # no distillation call
+    # No drug recognised: the LLM distils the consultation as usual.
+    plain = Question(qid="c8", dataset="unit", question="what helps a headache?")
+    llm = ScriptedLLM(_tool_reply("Advil dosage headache"))
+    ans = DrugRagPipeline(llm, drug_engine, DrugRagSettings(query="subject")).answer(plain)
+    assert ans.metadata["tool_call"]["arguments"]["keywords"] == "Advil dosage headache"

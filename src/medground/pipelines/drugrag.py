@@ -61,6 +61,11 @@ class DrugRagSettings(BaseModel):
     # to the distiller as candidates, and a call that drops the subject or ranks another drug
     # first gets the subject's name put in front: a small model forgets a brand named turns ago.
     candidates: bool = True
+    # "tool_call": the LLM distills the consultation into search_engine(keywords) (RagPULSE).
+    # "subject": when a drug the patient named is recognised, the keywords are its name + the
+    # last turn, no LLM call (measured better on the multi-turn set: benchmarks/consult.py);
+    # the tool call remains the fallback when no drug is recognised.
+    query: Literal["tool_call", "subject"] = "tool_call"
     # A consultation longer than this (tokens) loses its oldest turns first; how many is reported.
     max_dialogue_tokens: int = Field(1500, ge=64)
 
@@ -95,6 +100,12 @@ class DrugRagPipeline:
         from medground.retrieve.drug_subject import repair_keywords, subject_name
 
         subjects = self.subjects(dialogue)
+        if self.settings.query == "subject" and subjects:
+            from medground.retrieve.drug_subject import subject_query, user_turns
+
+            keywords = subject_query(subjects, user_turns(dialogue)[-1])
+            return Query(keywords, "distilled"), None, {"candidates": [s.drug_id for s in subjects],
+                                                        "query_mode": "subject"}
         block = ""
         if subjects:
             names = ", ".join(subject_name(s) for s in subjects)
@@ -147,8 +158,9 @@ class DrugRagPipeline:
         started, tally = time.perf_counter(), Tally()
         dialogue, dropped = self.fit(dialogue_of(question))
         query, failure, info = self.distill(dialogue, tally)
-        meta = {"tool_call": {"name": "search_engine", "arguments": {"keywords": query.text}},
-                "distill_failure": failure, **info}
+        meta = {"search": {"keywords": query.text}, "distill_failure": failure, **info}
+        if info.get("query_mode") != "subject":
+            meta["tool_call"] = {"name": "search_engine", "arguments": {"keywords": query.text}}
         if dropped:
             meta["dropped_turns"] = dropped
         unknown = None if info.get("candidates") else self.unknown_drug(query.text)

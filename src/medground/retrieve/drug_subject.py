@@ -128,3 +128,9 @@ def repair_keywords(retriever: DrugRetriever, keywords: str, subject: Subject) -
     reason = "subject drug missing from the call" if all(m.drug_id != subject.drug_id for m in found) \
         else "another drug ranked before the subject"
     return f"{subject_name(subject)} {keywords}", reason
+
+
+def subject_query(subjects: list[Subject], last_turn: str) -> str:
+    """The search keywords without an LLM: the subject's name (as the patient wrote it) first,
+    then the patient's last turn (what is asked, and any drug asked about together with it)."""
+    return f"{subject_name(subjects[0])} {last_turn}".strip() if subjects else last_turn
