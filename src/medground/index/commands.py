@@ -74,6 +74,12 @@ def build_one(kind: str, chunks: ChunkSource, corpora: list[str] | None, *, embe
     ``settings`` (BM25Settings / DenseSettings / SpladeSettings / SectionSettings, e.g. from the
     global config) replaces the defaults and the embedder/index-type/threads options."""
     directory = index_dir(kind, corpora)
+    if kind == "dense":
+        from medground.index.dense import DenseSettings, dense_variant
+
+        settings = settings or DenseSettings(embedder=embedder_settings_from(embedder_spec, threads),
+                                             index_type=dense_index)
+        directory = index_dir(kind, corpora, dense_variant(settings))
     fp = chunks.fingerprint(corpora)
     n = chunks.count(corpora)
     t0 = time.perf_counter()

@@ -25,6 +25,7 @@ from medground.index.fingerprint import (
     ChunkSource,
     IndexFingerprint,
     StaleIndexError,
+    index_dir,
     open_or_build,
     to_passages,
 )
@@ -247,11 +248,27 @@ class DenseRetriever:
         return self.search_encoded(self.encode([query]), k, chunk_ids=chunk_ids)[0]
 
 
+def dense_variant(settings: DenseSettings) -> str | None:
+    """None for the default dense configuration (its index stays at indexes/dense[-corpora]); for
+    any other embedder or index setting "<embedder kind>-<8 hex digits of what shapes the vectors>"."""
+    import hashlib
+    import json
+
+    shaping = settings.embedder.model_dump(mode="json", exclude={"threads", "batch_size"})
+    if shaping == EmbedderSettings().model_dump(mode="json", exclude={"threads", "batch_size"}) and \
+            settings.index_fields() == DenseSettings().index_fields():
+        return None
+    digest = hashlib.sha256(json.dumps([shaping, settings.index_fields()], sort_keys=True).encode()).hexdigest()
+    return f"{settings.embedder.kind}-{digest[:8]}"
+
+
 def open_dense(settings: DenseSettings | None = None, *, chunks: ChunkSource | None = None,
                corpora: Sequence[str] | None = None, directory: Path | str | None = None,
                embedder: Embedder | None = None, build_if_missing: bool = False) -> DenseRetriever:
     settings = settings or DenseSettings()
     model = embedder or load_embedder(settings.embedder)
+    if directory is None:
+        directory = index_dir("dense", corpora, dense_variant(settings))
     index, source = open_or_build(
         "dense", "dense", chunks=chunks, corpora=corpora, directory=directory,
         build_if_missing=build_if_missing,

@@ -176,9 +176,13 @@ def index_root() -> Path:
     return paths.home() / "indexes"
 
 
-def index_dir(kind: str, corpora: Sequence[str] | None = None) -> Path:
-    """Default home of an index: <home>/indexes/<kind>[-<corpus>+<corpus>]."""
-    name = kind if not corpora else f"{kind}-{'+'.join(sorted(corpora))}"
+def index_dir(kind: str, corpora: Sequence[str] | None = None, variant: str | None = None) -> Path:
+    """Default home of an index: <home>/indexes/<kind>[-<variant>][-<corpus>+<corpus>].
+
+    ``variant`` names a non-default configuration of the same kind (another embedder, HNSW…),
+    so indexes of two configurations live side by side instead of refusing each other as stale."""
+    name = kind if not variant else f"{kind}-{variant}"
+    name = name if not corpora else f"{name}-{'+'.join(sorted(corpora))}"
     return index_root() / name
 
 
