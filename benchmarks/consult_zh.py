@@ -60,7 +60,6 @@ def main() -> None:
     from medground.eval.datasets import load_dataset
     from medground.index.embedders import EmbedderSettings, load_embedder
     from medground.retrieve import drug_intent
-    from medground.retrieve.fusion import RRFFuser  # noqa: F401  (the same k = 60 as the engine)
     from medground.retrieve.medicine_zh import ATTRIBUTE_ZH, ZhMedicineSearch, catalog_from_medicineqa
 
     items = load_dataset("medicineqa-zh")
