@@ -106,5 +106,6 @@ _BUILTIN_MODULES: list[str] = [
     "medground.retrieve.drugs",
     "medground.llm.local",
     "medground.llm.remote",
+    "medground.llm.hf",
     "medground.pipelines.factory",
 ]

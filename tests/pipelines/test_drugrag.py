@@ -198,3 +198,30 @@ def test_subject_query_searches_without_an_llm_call_and_falls_back_to_the_tool_c
     llm = ScriptedLLM(_tool_reply("Advil dosage headache"))
     ans = DrugRagPipeline(llm, drug_engine, DrugRagSettings(query="subject")).answer(plain)
     assert ans.metadata["tool_call"]["arguments"]["keywords"] == "Advil dosage headache"
+
+
+def test_an_entry_silent_on_what_was_asked_is_not_quoted(drug_engine):
+    # Warfarin's interactions entry (spinach, vitamin K) is retrieved and supported, but the
+    # patient asks about potassium salt substitutes, which no entry mentions: say so.
+    q = Question(qid="c7", dataset="unit", question="Can I use potassium salt substitutes?",
+                 context="Patient: I started Coumadin last week.")
+    ans = DrugRagPipeline(_support_llm(0.05, "Coumadin interactions potassium"), drug_engine).answer(q)
+    assert ans.outcome == "insufficient_evidence"
+    assert ans.metadata["unaddressed"] == ["potassium", "salt", "substitutes"]
+    assert "potassium" in ans.text and ans.citations
+    # The check off: the previous behaviour, the supported entry quoted.
+    off = DrugRagPipeline(_support_llm(0.05, "Coumadin interactions potassium"), drug_engine,
+                          DrugRagSettings(address_check=False)).answer(q)
+    assert off.outcome == "answered"
+
+
+def test_the_address_check_moves_to_an_entry_that_names_what_was_asked(drug_engine):
+    # The distilled call asks for the dose, so the dosage entry is [1] and support (tied over the
+    # entries) picks it; the patient asks about a rash, which only the adverse reactions entry
+    # mentions: that entry is quoted instead.
+    q = Question(qid="c8", dataset="unit", question="Is a rash one of the things it can do?",
+                 context="Patient: I take Advil for my back.")
+    ans = DrugRagPipeline(_support_llm(0.05, "Advil dose"), drug_engine, DrugRagSettings(query="tool_call")).answer(q)
+    assert ans.outcome == "answered"
+    assert ans.metadata["supporting_entry"] == 1 and ans.metadata["address_moved_to"] == ans.citations[0].number != 1
+    assert "rash" in ans.citations[0].text.lower()

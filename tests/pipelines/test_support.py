@@ -76,3 +76,18 @@ def test_checked_keeps_a_supported_answer_and_quotes_instead_of_an_unsupported_o
     ans = RagPipeline(mixed, _engine(tiny_chunks), ReaderSettings(freetext_answer="checked")).answer(Q)
     assert ans.text == "Pyridoxine (vitamin B6) prevents it [1]." and "extractive" not in ans.metadata
     assert ans.metadata["dropped_sentences"] == ["Stop the drug and give intravenous magnesium sulfate [1]."]
+
+
+def test_unaddressed_terms_names_what_a_record_never_mentions():
+    from medground.pipelines.support import asking_sentences, unaddressed_terms
+
+    lists = "Aliskiren\nLithium\nSacubitril"
+    assert unaddressed_terms("Can I use potassium salt substitutes?", lists, exclude=["Zestril"]) == \
+        ["potassium", "salt", "substitutes"]
+    assert unaddressed_terms("Can I take lithium with Zestril?", lists, exclude=["Zestril"]) == []
+    # Stems match ("coughing" ~ "Cough"); the drug's own name and asking words are not specific.
+    assert unaddressed_terms("Could Zestril be why I keep coughing?", "Angioedema\nCough", exclude=["Zestril"]) == []
+    assert unaddressed_terms("What is the usual daily dose of Zestril?", "10-40 mg", exclude=["Zestril"]) == []
+    # Only the asking sentence carries the question's object.
+    assert asking_sentences("I take it for my heart. Can I drink coffee?") == "Can I drink coffee?"
+    assert asking_sentences("Tell me about the dose") == "Tell me about the dose"

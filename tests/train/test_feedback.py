@@ -124,3 +124,34 @@ def test_expected_reciprocal_rank_matches_enumeration():
         perms = list(permutations(items))
         brute = sum(1 / (p.index(1) + 1) for p in perms) / len(perms)
         assert _expected_rr(n, pos) == pytest.approx(brute)
+
+
+def test_stored_candidates_judge_like_the_engine_without_it(tmp_path):
+    # Retrieval and judging apart (the judging half can run on a GPU box with no index):
+    # the labels from stored candidates equal those judged against the engine itself.
+    from medground.train.feedback import CandidateSet, write_candidates
+
+    cand = tmp_path / "cand.jsonl"
+    assert write_candidates(ENGINE, [q("q1"), q("q2", answer="A")], cand, k=3) == 2
+    assert write_candidates(ENGINE, [q("q1"), q("q3")], cand, k=3) == 1  # resumes: q1 is there
+    stored = CandidateSet(cand)
+    assert [x.qid for x in stored.questions] == ["q1", "q2", "q3"]
+    via_engine = judge(LetterLLM(), ENGINE, q("q1"), FeedbackSettings(passages=3))
+    via_file = judge(LetterLLM(), stored, stored.questions[0], FeedbackSettings(passages=3))
+    assert [(j.chunk_id, j.rank, j.with_correct, j.label()) for j in via_file] == \
+        [(j.chunk_id, j.rank, j.with_correct, j.label()) for j in via_engine]
+    with pytest.raises(ValueError, match="4 passages asked for, 3 stored"):
+        stored.retrieve(stored.questions[0].question, k=4)
+    with pytest.raises(KeyError, match="no stored candidates"):
+        stored.retrieve("an unseen question")
+    report = collect(LetterLLM(), stored, stored.questions, tmp_path / "fb.jsonl", FeedbackSettings(passages=3))
+    assert report.questions == 3 and report.questions_with_positive == 2  # q2's gold A is never reached
+
+
+def test_a_bad_candidates_line_names_the_file_and_line(tmp_path):
+    from medground.train.feedback import load_candidates
+
+    bad = tmp_path / "cand.jsonl"
+    bad.write_text('{"qid": "q1", "question": "x?", "options": {"A": "a"}, "answer": "A", "passages": []}\n{"qid": 2}\n')
+    with pytest.raises(ValueError, match=r"cand.jsonl:2: not a candidates line"):
+        load_candidates(bad)

@@ -41,7 +41,7 @@ def free_cores() -> int:
 class LLMSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    backend: Literal["local", "openai"] = "local"
+    backend: Literal["local", "openai", "transformers"] = "local"
     # catalog name ("qwen2.5-coder-1.5b"), a GGUF path (local) or the served model name (openai)
     model: str = "qwen2.5-coder-1.5b"
     base_url: str | None = None  # openai backend: e.g. http://localhost:8000/v1 (vLLM)
@@ -57,6 +57,7 @@ class LLMSettings(BaseModel):
     prompt_cache: bool = Field(True, description="local: reuse the KV cache of a shared prompt prefix")
     cache: bool | str = Field(True, description="persistent response cache: on/off or a SQLite path")
     models_dir: str | None = None  # where catalog models live; default $MEDGROUND_MODELS
+    device: str | None = Field(None, description="transformers: torch device; default cuda when available, else cpu")
 
     def concurrency(self) -> int:
         return self.max_concurrency or (1 if self.backend == "local" else 8)

@@ -34,7 +34,14 @@ from medground.pipelines.base import (
     evidence_block,
     read_choice,
 )
-from medground.pipelines.support import Support, passage_support, quote, quoted_answer
+from medground.pipelines.support import (
+    Support,
+    asking_sentences,
+    passage_support,
+    quote,
+    quoted_answer,
+    unaddressed_terms,
+)
 from medground.retrieve.engine import RetrievalEngine
 from medground.schema import Answer, Citation, Evidence, Query, Question
 
@@ -56,6 +63,10 @@ class DrugRagSettings(BaseModel):
     # (except when the database matched nothing). 0.537: fitted on the development half of
     # benchmarks/reader.py's drug-record questions with the 1.5B model (refit for another model).
     abstain_below: float | None = Field(0.537, ge=0.0, le=1.0)
+    # The patient's asking sentence names something specific ("potassium salt substitutes") that
+    # the supporting entry never mentions: quote another retrieved entry that does, else abstain
+    # naming what no entry mentions (pipelines/support.unaddressed_terms; benchmarks/consult_abstain.py).
+    address_check: bool = True
     quote_tokens: int = Field(120, ge=16, description="extractive: tokens of quoted record text")
     # The drugs the patient named (retrieve/drug_subject.py), the likely subject first, are given
     # to the distiller as candidates, and a call that drops the subject or ranks another drug
@@ -197,6 +208,15 @@ class DrugRagPipeline:
             return Answer(outcome="insufficient_evidence", citations=evidence.citations, metadata=meta,
                           text="The medicine database entries found do not answer this question; "
                                "the closest entries are listed.")
+        if s.address_check:
+            entry, missing = self.addressing_entry(dialogue, evidence, support)
+            if missing:
+                return Answer(outcome="insufficient_evidence", citations=evidence.citations,
+                              metadata={**meta, "unaddressed": missing},
+                              text=f"The medicine database entries found do not mention {', '.join(missing)}; "
+                                   "the closest entries are listed.")
+            if entry is not None and entry is not support.passage:
+                meta["address_moved_to"] = entry.number  # "supporting_entry" stays the gate's choice
         if s.answer == "extractive":
             return self.quote(dialogue, evidence, entry or evidence.citations[0], meta)
         with tally.stage("read"):
@@ -208,6 +228,35 @@ class DrugRagPipeline:
         outcome = "insufficient_evidence" if INSUFFICIENT in text.upper() or not text else "answered"
         return Answer(outcome=outcome, text=text, citations=cited or evidence.citations,
                       metadata={**meta, "uncited": not cited})
+
+    def addressing_entry(self, dialogue: str, evidence: Evidence, support: Support) -> tuple[Citation | None, list[str]]:
+        """(the entry to answer from, []) or (None, the specific words no entry mentions).
+
+        The supporting entry when it mentions what the patient asks about (or nothing specific is
+        asked); else the most probable other entry that does."""
+        from medground.retrieve.drug_subject import user_turns
+
+        asked = asking_sentences((user_turns(dialogue) or [dialogue])[-1])
+        drugs = getattr(self.engine.retriever("drugs"), "retriever", None)
+        # An entry's own drug is no specific term ("Can Zestril cause ...?"); any other drug named
+        # is ("Can I take lithium with it?": lisinopril's interactions entry must mention lithium).
+        own: dict[str, list[str]] = {}
+        for m in drugs.find_drugs(asked) if drugs is not None else []:
+            drug = drugs.drugs.get(m.drug_id)
+            if drug is not None:
+                own.setdefault(drug.display_name, []).append(m.span)
+        ranked = sorted(evidence.citations, key=lambda c: -support.probs.get(str(c.number), 0.0))
+        if support.passage is not None:
+            ranked.remove(support.passage)
+            ranked.insert(0, support.passage)
+        first_missing: list[str] = []
+        for c in ranked:
+            missing = unaddressed_terms(asked, f"{c.text} {c.section.replace('_', ' ')}",
+                                        exclude=[c.chapter, *own.get(c.chapter, ())])
+            if not missing:
+                return c, []
+            first_missing = first_missing or missing
+        return None, first_missing
 
     def quote(self, dialogue: str, evidence: Evidence, entry: Citation, meta: dict) -> Answer:
         """The supporting entry's sentences most related to the consultation, quoted and cited."""

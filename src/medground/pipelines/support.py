@@ -6,6 +6,9 @@
   prompt that pushes the model to abstain) decides whether to answer at all.
 - ``claims_supported``: every sentence of an answer has most of its content terms in the text it
   cites (the check is lexical: the BM25 tokenizer's stems, stop words and framing words removed).
+- ``unaddressed_terms``: the specific things a question asks about ("potassium salt substitutes")
+  when a record mentions none of them — a record about the right drug and the right kind of fact
+  that is silent on what was asked must not be quoted as the answer.
 - ``quote``: an extractive answer, the supporting passage's sentences most related to the
   question, so every claim is the source's own words.
 """
@@ -31,6 +34,17 @@ FRAMING = ("include includes including common commonly may can could cause cause
            "medication medicine following you your it its this these they their also should support supported "
            "supports according state states stated mention mentions mentioned therefore thus hence however because "
            "recommend recommended important")
+
+# Words that ask rather than name what is asked about ("is it safe to take it with food?", "how
+# much", "I started it last week"): with FRAMING and English stop words they leave the specific
+# terms of a question.
+ASKING = ("could would might must may shall ok okay fine alright safe safely harm harmful bad good "
+          "ask asking question wonder wondering know tell please help need want get got make makes "
+          "dose doses dosage dosing much many often long time times day days daily week weeks month "
+          "months year years mg milligram milligrams tablet tablets pill pills start started starting "
+          "stop stopped stopping still currently already prescribed prescription together combine "
+          "combined mix mixing food foods meal meals eat eating drink drinking normal usual fine "
+          "feel feeling lately recently since ago last next morning night blood pressure")
 
 
 @dataclass(slots=True)
@@ -99,3 +113,35 @@ def quote(passage: Citation, question: str, count_tokens: Callable[[str], int], 
 
 def quoted_answer(passage: Citation, quoted: str) -> str:
     return f"{passage.label}: \u201c{quoted}\u201d [{passage.number}]"
+
+
+def asking_sentences(turn: str) -> str:
+    """The sentences of a patient's turn that ask (end in "?"); all of it when none does."""
+    from medground.corpus.sentences import split_sentences
+
+    asks = [x for x in split_sentences(turn) if x.strip().endswith("?")]
+    return " ".join(asks) if asks else turn
+
+
+def unaddressed_terms(question: str, record: str, *, exclude: Sequence[str] = ()) -> list[str]:
+    """The specific words of ``question`` (as written) when ``record`` mentions none of them; []
+    when it mentions one, or when the question names nothing specific ("what is the dose?").
+
+    Specific = not a stop, framing or asking word, not a number, not in ``exclude`` (the drug's
+    names). Matching is by the BM25 tokenizer's stems ("coughing" ~ "cough").
+    """
+    from bm25s.stopwords import STOPWORDS_EN_PLUS
+
+    from medground.retrieve.compress import _tokenizer
+
+    tok = _tokenizer()
+    ignore = {t for text in (*exclude, FRAMING, ASKING, " ".join(STOPWORDS_EN_PLUS)) for t in tok.tokenize(text)}
+    record_terms = set(tok.tokenize(record))
+    specific: dict[str, str] = {}  # stem -> the word as written
+    for word in re.findall(r"[^\W\d_][\w'-]*", question):
+        for stem in tok.tokenize(word):
+            if stem not in ignore and not stem.isdigit() and len(stem) > 1:
+                specific.setdefault(stem, word)
+    if not specific or any(stem in record_terms for stem in specific):
+        return []
+    return list(specific.values())

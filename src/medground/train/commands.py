@@ -13,6 +13,31 @@ app = typer.Typer(add_completion=False, no_args_is_help=True)
 
 
 @app.command()
+def candidates(
+    out: Path = typer.Option(..., help="JSONL file of retrieved passages per question (resumes if it exists)."),
+    dataset: str = typer.Option("medagents/medmcqa", help="A multiple-choice set with gold letters."),
+    subset: Optional[int] = typer.Option(400, help="Seeded subset size (0 = all)."),
+    seed: int = typer.Option(0),
+    config: Path = typer.Option(Path("configs/pipelines/feedback.yaml"), help="Pipeline YAML whose retrieve section is used."),
+    passages: int = typer.Option(16, min=1, help="Passages stored per question."),
+) -> None:
+    """Retrieve and store each question's passages, so `train feedback --candidates` can judge them
+    on another machine (a GPU box) without the indexes."""
+    from medground.eval.datasets import load_dataset
+    from medground.eval.datasets import subset as take
+    from medground.pipelines.config import load_pipeline_config
+    from medground.pipelines.factory import shared_engine
+    from medground.train.feedback import write_candidates
+
+    cfg = load_pipeline_config(config)
+    questions = [q for q in load_dataset(dataset) if q.options and (q.answer or "") in q.options]
+    if subset:
+        questions = take(questions, subset, seed=seed)
+    n = write_candidates(shared_engine(cfg.retrieve), questions, out, passages, progress=True)
+    typer.echo(json.dumps({"written": n, "file": str(out)}))
+
+
+@app.command()
 def feedback(
     out: Path = typer.Option(..., help="JSONL file to write (resumes if it exists)."),
     dataset: str = typer.Option("medagents/medmcqa", help="A multiple-choice set with gold letters."),
@@ -21,22 +46,33 @@ def feedback(
     config: Path = typer.Option(Path("configs/pipelines/rag.yaml"),
                                 help="Pipeline YAML whose llm and retrieve sections are used."),
     model: Optional[str] = typer.Option(None, help="Override the config's LLM."),
+    backend: Optional[str] = typer.Option(None, help="Override the config's LLM backend (local | openai | transformers)."),
     passages: int = typer.Option(8, min=1, help="Retrieved passages judged per question."),
+    candidates_file: Optional[Path] = typer.Option(
+        None, "--candidates", exists=True, dir_okay=False,
+        help="Judge the questions and passages stored by `train candidates` (no retrieval; --dataset/--subset ignored)."),
 ) -> None:
     """Judge retrieved passages by whether they turn the LLM's wrong answer right."""
-    from medground.eval.datasets import load_dataset
-    from medground.eval.datasets import subset as take
     from medground.pipelines.config import load_pipeline_config
-    from medground.pipelines.factory import shared_engine, shared_llm
-    from medground.train.feedback import FeedbackSettings, collect
+    from medground.pipelines.factory import shared_llm
+    from medground.train.feedback import CandidateSet, FeedbackSettings, collect
 
     cfg = load_pipeline_config(config)
-    llm_settings = cfg.llm.model_copy(update={"model": model}) if model else cfg.llm
-    questions = load_dataset(dataset)
-    if subset:
-        questions = take(questions, subset, seed=seed)
-    report = collect(shared_llm(llm_settings), shared_engine(cfg.retrieve), questions, out,
-                     FeedbackSettings(passages=passages), progress=True)
+    update = {k: v for k, v in (("model", model), ("backend", backend)) if v}
+    llm_settings = cfg.llm.model_copy(update=update) if update else cfg.llm
+    if candidates_file is not None:
+        source = CandidateSet(candidates_file)
+        questions = source.questions
+    else:
+        from medground.eval.datasets import load_dataset
+        from medground.eval.datasets import subset as take
+        from medground.pipelines.factory import shared_engine
+
+        questions = load_dataset(dataset)
+        if subset:
+            questions = take(questions, subset, seed=seed)
+        source = shared_engine(cfg.retrieve)
+    report = collect(shared_llm(llm_settings), source, questions, out, FeedbackSettings(passages=passages), progress=True)
     typer.echo(json.dumps(asdict(report), indent=2))
 
 

@@ -11,6 +11,10 @@ without calling the LLM again.
 Judgements go to a JSONL file, one line per question (all its passages), appended and fsync'd:
 an interrupted collection resumes at the first question without a complete line, and nothing
 written before is lost.
+
+Retrieval and judging can run apart: ``write_candidates`` stores each question's retrieved
+passages (cheap, needs the indexes), and ``CandidateSet`` serves them back to ``collect`` in
+place of the retrieval engine, so the LLM half runs where the GPU is, with no index there.
 """
 
 from __future__ import annotations
@@ -18,17 +22,20 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from medground.llm.base import LLM
 from medground.llm.scoring import mcq_messages, score_options
-from medground.retrieve.engine import RetrievalEngine
-from medground.schema import Question
+from medground.schema import Chunk, Passage, Question
+
+if TYPE_CHECKING:
+    from medground.retrieve.engine import RetrievalEngine
 
 
 class FeedbackSettings(BaseModel):
@@ -68,13 +75,89 @@ class FeedbackReport:
     judgements: int
     positives: int
     parse_failures: int
+    seconds: float = 0.0  # wall time of this call's judging
+    questions_with_positive: int = 0
+
+
+class PassageSource(Protocol):
+    """What ``judge`` retrieves from: a RetrievalEngine or a CandidateSet."""
+
+    def retrieve(self, queries: str, k: int | None = None) -> list[Passage]: ...
+
+
+def write_candidates(engine: RetrievalEngine, questions: Iterable[Question], out: str | Path, k: int,
+                     *, progress: bool = False) -> int:
+    """Append each question's top ``k`` passages to ``out`` (JSONL, fsync'd; questions already
+    there are skipped). Returns the number of questions written."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    done = {q.qid for q, _ in load_candidates(out)} if out.is_file() else set()
+    todo = [q for q in questions if q.qid not in done]
+    if progress:
+        from tqdm import tqdm
+
+        todo = tqdm(todo, desc="retrieving candidates", unit="q")
+    n = 0
+    with out.open("a", encoding="utf-8") as f:
+        for q in todo:
+            passages = [{"chunk_id": p.chunk.chunk_id, "text": p.chunk.text, "score": p.score, "source": p.source}
+                        for p in engine.retrieve(q.question, k=k)]
+            row = {"qid": q.qid, "dataset": q.dataset, "question": q.question, "options": q.options,
+                   "answer": q.answer, "passages": passages}
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+            n += 1
+    return n
+
+
+def load_candidates(path: str | Path) -> list[tuple[Question, list[Passage]]]:
+    """(question, its stored passages in rank order) per complete line of a candidates file."""
+    path = Path(path)
+    data = path.read_bytes()
+    out = []
+    for i, line in enumerate(data[: data.rfind(b"\n") + 1].decode("utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            q = Question(qid=row["qid"], dataset=row.get("dataset", ""), question=row["question"],
+                         options=row["options"], answer=row["answer"])
+            passages = [Passage(Chunk(chunk_id=p["chunk_id"], doc_id="", corpus="", source_path="", text=p["text"],
+                                      title=""), float(p.get("score", 0.0)), p.get("source", "stored"), rank)
+                        for rank, p in enumerate(row["passages"], start=1)]
+        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            raise ValueError(f"{path}:{i}: not a candidates line ({type(exc).__name__}: {exc})") from exc
+        out.append((q, passages))
+    return out
+
+
+class CandidateSet:
+    """Stored retrievals served by question text (a PassageSource for ``collect``)."""
+
+    def __init__(self, path: str | Path):
+        self.items = load_candidates(path)
+        self._by_text = {q.question: ps for q, ps in self.items}
+
+    @property
+    def questions(self) -> list[Question]:
+        return [q for q, _ in self.items]
+
+    def retrieve(self, queries: str, k: int | None = None) -> list[Passage]:
+        try:
+            passages = self._by_text[queries]
+        except KeyError:
+            raise KeyError(f"no stored candidates for question {queries[:80]!r}") from None
+        if k is not None and k > len(passages):
+            raise ValueError(f"{k} passages asked for, {len(passages)} stored for {queries[:60]!r}")
+        return passages[:k]
 
 
 def _gold_prob(probs: dict[str, float], gold: str) -> float:
     return float(probs.get(gold, 0.0))
 
 
-def judge(llm: LLM, engine: RetrievalEngine, question: Question, settings: FeedbackSettings) -> list[Judgement]:
+def judge(llm: LLM, engine: PassageSource, question: Question, settings: FeedbackSettings) -> list[Judgement]:
     """Closed-book and per-passage letter scores for one question (1 + ``passages`` forward passes)."""
     letters = list(question.options)
     gold = question.answer or ""
@@ -114,7 +197,7 @@ def _questions(path: Path) -> tuple[list[tuple[str, list[Judgement]]], int]:
     return out, end
 
 
-def collect(llm: LLM, engine: RetrievalEngine, questions: Iterable[Question], out: str | Path,
+def collect(llm: LLM, engine: PassageSource, questions: Iterable[Question], out: str | Path,
             settings: FeedbackSettings | None = None, *, progress: bool = False) -> FeedbackReport:
     """Judge ``questions`` into ``out`` (JSONL), skipping those already there."""
     settings = settings or FeedbackSettings()
@@ -136,7 +219,8 @@ def collect(llm: LLM, engine: RetrievalEngine, questions: Iterable[Question], ou
         from tqdm import tqdm
 
         todo = tqdm(todo, desc="LLM feedback", unit="q")
-    judged = positives = failures = n_q = 0
+    judged = positives = failures = n_q = with_positive = 0
+    started = time.perf_counter()
     with out.open("a", encoding="utf-8") as f:
         for q in todo:
             js = judge(llm, engine, q, settings)
@@ -145,10 +229,13 @@ def collect(llm: LLM, engine: RetrievalEngine, questions: Iterable[Question], ou
             os.fsync(f.fileno())
             n_q += 1
             judged += len(js)
-            positives += sum(j.label(settings.rule, settings.margin) for j in js)
+            labels = [j.label(settings.rule, settings.margin) for j in js]
+            positives += sum(labels)
+            with_positive += any(labels)
             failures += sum(j.parse_failure for j in js)
     return FeedbackReport(questions=n_q, resumed=len(done), skipped=skipped, judgements=judged,
-                          positives=positives, parse_failures=failures)
+                          positives=positives, parse_failures=failures, seconds=round(time.perf_counter() - started, 2),
+                          questions_with_positive=with_positive)
 
 
 def by_question(judgements: Sequence[Judgement]) -> dict[str, list[Judgement]]:
