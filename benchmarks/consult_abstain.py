@@ -95,6 +95,57 @@ def correct(item: dict, answer) -> tuple[bool, bool]:
     return with_check, support_only
 
 
+def multi_turn_cost(seed: int) -> dict:
+    """No LLM: on the generated multi-turn dialogues (benchmarks/consult_retrieval.py's set), how
+    often would the address check find none of drugrag's 4 entries mentioning what the last turn's
+    asking sentence names, among dialogues whose first entry is the gold drug + attribute? An
+    upper bound on the answers it withholds (the support gate may already withhold some); whether
+    the gold *type* of record answers a Medication QA question is not known, so examples are kept."""
+    from medground.corpus.drugs import normalize_name
+    from medground.eval import dialogues
+    from medground.eval.datasets import load_dataset
+    from medground.index.drugstore import DrugStore
+    from medground.pipelines.support import asking_sentences, unaddressed_terms, vocabulary
+    from medground.retrieve.drug_subject import resolve_subjects, subject_query
+    from medground.retrieve.drugs import DrugRetriever
+
+    store = DrugStore()
+    retriever = DrugRetriever(store)
+
+    def exact(name: str) -> str | None:
+        hits = retriever.names.get(normalize_name(name).strip(), [])
+        return hits[0][0] if hits else None
+
+    items = dialogues.eligible(load_dataset("medication-qa"), store.drugs(), store.attributes(), exact)
+    from medground.pipelines.drugrag import DrugRagSettings
+
+    checked = DrugRagSettings().address_check_types
+    vocab = vocabulary([*(a.text for a in retriever.attributes), *retriever.names])
+    ds = dialogues.generate(items, store.drugs(), seed=seed)
+    top_gold = withheld = 0
+    examples = []
+    for d in ds:
+        hits = [h for h in retriever.search(subject_query(resolve_subjects(retriever, d.turns), d.turns[-1]), 4)
+                if h.attribute is not None]
+        if not hits or (hits[0].drug.drug_id, hits[0].attribute.type) != (d.drug_id, d.attribute):
+            continue
+        top_gold += 1
+        asked = asking_sentences(d.turns[-1])
+        matches = retriever.find_drugs(asked)
+        d0 = hits[0].drug
+        own = [m.span for m in matches if m.drug_id == d0.drug_id] + [d0.generic_name, *d0.brand_names, *d0.synonyms]
+        asked += "".join(f" {retriever.drugs[m.drug_id].generic_name.replace('/', ' ')}" for m in matches)
+        missing = [unaddressed_terms(asked, f"{h.attribute.text} {h.attribute.type.value.replace('_', ' ')}",
+                                     exclude=[h.drug.display_name, *own], vocabulary=vocab) for h in hits]
+        if all(missing) and hits[0].attribute.type.value in checked:
+            withheld += 1
+            if len(examples) < 30:
+                examples.append({"last_turn": d.turns[-1], "unaddressed": missing[0],
+                                 "first_entry": hits[0].attribute.text[:160]})
+    return {"dialogues": len(ds), "gold_entry_first": top_gold, "withheld_by_address_check": withheld,
+            "share": round(withheld / max(top_gold, 1), 4), "examples": examples}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--drugs", type=int, default=40)
@@ -115,7 +166,7 @@ def main() -> None:
     rows: dict[str, dict[str, list[bool]]] = {}
     examples, started = [], time.perf_counter()
     for i, item in enumerate(items):
-        answer = pipe.answer(Question(qid=f"probe-{i}", question=item["question"], options={}))
+        answer = pipe.answer(Question(qid=f"probe-{i}", dataset="probe", question=item["question"], options={}))
         answer.metadata.setdefault("abstain_below", threshold)
         with_check, support_only = correct(item, answer)
         key = f"{item['kind']}, {'answerable' if item['answerable'] else 'unanswerable'}"
@@ -132,12 +183,18 @@ def main() -> None:
         for key, oks in by_key.items():
             table.append({"configuration": name, "set": key, **acc_row(oks)})
     base, new = rows["support gate only"]["all"], rows["+ address check (drugrag.yaml)"]["all"]
+    cost = multi_turn_cost(args.seed)
     payload = {"items": len(items), "drugs": args.drugs, "seed": args.seed, "abstain_below": threshold,
                "rows": table, "mcnemar_all": mcnemar_row(base, new), "examples_changed": examples,
-               "seconds_per_item": round(seconds / max(len(items), 1), 2)}
-    print_table(table, ["configuration", "set", "n", "correct", "accuracy", "ci95"])
-    print("McNemar (address check vs support only, all items):", payload["mcnemar_all"])
+               "seconds_per_item": round(seconds / max(len(items), 1), 2), "multi_turn_cost": cost}
     save("abstain", payload)
+    print_table(f"drugrag on the probe set ({len(items)} items, seed {args.seed})", table,
+                ["configuration", "set", "n", "correct", "accuracy", "ci95"])
+    print("McNemar (address check vs support only, all items):", payload["mcnemar_all"])
+    print("multi-turn set, gold entry first, withheld by the address check:",
+          {k: v for k, v in cost.items() if k != "examples"})
+    for e in cost["examples"]:
+        print("  ", e)
 
 
 if __name__ == "__main__":

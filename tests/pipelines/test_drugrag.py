@@ -202,16 +202,19 @@ def test_subject_query_searches_without_an_llm_call_and_falls_back_to_the_tool_c
 
 def test_an_entry_silent_on_what_was_asked_is_not_quoted(drug_engine):
     # Warfarin's interactions entry (spinach, vitamin K) is retrieved and supported, but the
-    # patient asks about potassium salt substitutes, which no entry mentions: say so.
-    q = Question(qid="c7", dataset="unit", question="Can I use potassium salt substitutes?",
+    # patient asks about a rash, which no warfarin entry mentions (ibuprofen's does: another
+    # drug's list is no answer): say so.
+    q = Question(qid="c7", dataset="unit", question="Can it give me a rash?",
                  context="Patient: I started Coumadin last week.")
-    ans = DrugRagPipeline(_support_llm(0.05, "Coumadin interactions potassium"), drug_engine).answer(q)
+    ans = DrugRagPipeline(_support_llm(0.05, "Coumadin interactions rash"), drug_engine,
+                          DrugRagSettings(query="tool_call")).answer(q)
+    assert ans.citations[ans.metadata["supporting_entry"] - 1].section == "interactions"
     assert ans.outcome == "insufficient_evidence"
-    assert ans.metadata["unaddressed"] == ["potassium", "salt", "substitutes"]
-    assert "potassium" in ans.text and ans.citations
+    assert ans.metadata["unaddressed"] == ["rash"]
+    assert "rash" in ans.text and ans.citations
     # The check off: the previous behaviour, the supported entry quoted.
-    off = DrugRagPipeline(_support_llm(0.05, "Coumadin interactions potassium"), drug_engine,
-                          DrugRagSettings(address_check=False)).answer(q)
+    off = DrugRagPipeline(_support_llm(0.05, "Coumadin interactions rash"), drug_engine,
+                          DrugRagSettings(address_check=False, query="tool_call")).answer(q)
     assert off.outcome == "answered"
 
 

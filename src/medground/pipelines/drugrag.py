@@ -41,6 +41,7 @@ from medground.pipelines.support import (
     quote,
     quoted_answer,
     unaddressed_terms,
+    vocabulary,
 )
 from medground.retrieve.engine import RetrievalEngine
 from medground.schema import Answer, Citation, Evidence, Query, Question
@@ -67,6 +68,10 @@ class DrugRagSettings(BaseModel):
     # the supporting entry never mentions: quote another retrieved entry that does, else abstain
     # naming what no entry mentions (pipelines/support.unaddressed_terms; benchmarks/consult_abstain.py).
     address_check: bool = True
+    # ... for the entries that list things (a list without the asked item reads as "not among
+    # them", which is a claim); an entry of another kind (a dose, an indication) is quoted as is.
+    address_check_types: list[str] = ["interactions", "adverse_reactions", "contraindications", "warnings",
+                                      "boxed_warning"]
     quote_tokens: int = Field(120, ge=16, description="extractive: tokens of quoted record text")
     # The drugs the patient named (retrieve/drug_subject.py), the likely subject first, are given
     # to the distiller as candidates, and a call that drops the subject or ranks another drug
@@ -233,30 +238,55 @@ class DrugRagPipeline:
         """(the entry to answer from, []) or (None, the specific words no entry mentions).
 
         The supporting entry when it mentions what the patient asks about (or nothing specific is
-        asked); else the most probable other entry that does."""
+        asked); else the most probable other entry of its drug that does; else the supporting entry all the
+        same unless it is a list (``address_check_types``)."""
         from medground.retrieve.drug_subject import user_turns
 
         asked = asking_sentences((user_turns(dialogue) or [dialogue])[-1])
         drugs = getattr(self.engine.retriever("drugs"), "retriever", None)
         # An entry's own drug is no specific term ("Can Zestril cause ...?"); any other drug named
-        # is ("Can I take lithium with it?": lisinopril's interactions entry must mention lithium).
+        # is ("Can I take lithium with it?": lisinopril's interactions entry must mention lithium),
+        # under any of its names: its generic name is added to what was asked.
         own: dict[str, list[str]] = {}
         for m in drugs.find_drugs(asked) if drugs is not None else []:
             drug = drugs.drugs.get(m.drug_id)
             if drug is not None:
                 own.setdefault(drug.display_name, []).append(m.span)
+                asked += f" {drug.generic_name.replace('/', ' ')}"
+        vocab = self.record_vocabulary(drugs)
         ranked = sorted(evidence.citations, key=lambda c: -support.probs.get(str(c.number), 0.0))
         if support.passage is not None:
-            ranked.remove(support.passage)
-            ranked.insert(0, support.passage)
+            # Another entry of the same drug only: a co-retrieved drug's list is no answer.
+            ranked = [support.passage, *(c for c in ranked if c is not support.passage
+                                         and c.chapter == support.passage.chapter)]
         first_missing: list[str] = []
         for c in ranked:
+            names = self.drug_names(drugs, c.chapter)
             missing = unaddressed_terms(asked, f"{c.text} {c.section.replace('_', ' ')}",
-                                        exclude=[c.chapter, *own.get(c.chapter, ())])
+                                        exclude=[c.chapter, *names, *own.get(c.chapter, ())], vocabulary=vocab)
             if not missing:
                 return c, []
             first_missing = first_missing or missing
+        if support.passage is not None and support.passage.section not in self.settings.address_check_types:
+            return support.passage, []
         return None, first_missing
+
+    def record_vocabulary(self, drugs) -> frozenset[str] | None:
+        """Stems of every record and drug name of the medicine database, computed once per pipeline."""
+        if drugs is None:
+            return None
+        if getattr(self, "_vocabulary", None) is None:
+            self._vocabulary = vocabulary([*(a.text for a in drugs.attributes), *drugs.names])
+        return self._vocabulary
+
+    def drug_names(self, drugs, display_name: str) -> list[str]:
+        """Every name (brands, synonyms) of the drug an entry belongs to."""
+        if drugs is None:
+            return []
+        if getattr(self, "_by_display", None) is None:
+            self._by_display = {d.display_name: d for d in drugs.drugs.values()}
+        drug = self._by_display.get(display_name)
+        return [drug.generic_name, *drug.brand_names, *drug.synonyms] if drug else []
 
     def quote(self, dialogue: str, evidence: Evidence, entry: Citation, meta: dict) -> Answer:
         """The supporting entry's sentences most related to the consultation, quoted and cited."""

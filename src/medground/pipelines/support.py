@@ -16,7 +16,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from medground.llm.base import LLM
@@ -44,7 +44,8 @@ ASKING = ("could would might must may shall ok okay fine alright safe safely har
           "months year years mg milligram milligrams tablet tablets pill pills start started starting "
           "stop stopped stopping still currently already prescribed prescription together combine "
           "combined mix mixing food foods meal meals eat eating drink drinking normal usual fine "
-          "feel feeling lately recently since ago last next morning night blood pressure")
+          "feel feeling lately recently since ago last next morning night blood pressure one made brand "
+          "generic version work works working worked person people someone")
 
 
 @dataclass(slots=True)
@@ -123,12 +124,15 @@ def asking_sentences(turn: str) -> str:
     return " ".join(asks) if asks else turn
 
 
-def unaddressed_terms(question: str, record: str, *, exclude: Sequence[str] = ()) -> list[str]:
+def unaddressed_terms(question: str, record: str, *, exclude: Sequence[str] = (),
+                      vocabulary: Collection[str] | None = None) -> list[str]:
     """The specific words of ``question`` (as written) when ``record`` mentions none of them; []
     when it mentions one, or when the question names nothing specific ("what is the dose?").
 
     Specific = not a stop, framing or asking word, not a number, not in ``exclude`` (the drug's
-    names). Matching is by the BM25 tokenizer's stems ("coughing" ~ "cough").
+    names) and, with ``vocabulary`` (stems of every record of the source), a word the source uses
+    somewhere: a typo ("wht") or a word no record ever uses is no evidence either way.
+    Matching is by the BM25 tokenizer's stems ("coughing" ~ "cough").
     """
     from bm25s.stopwords import STOPWORDS_EN_PLUS
 
@@ -140,8 +144,17 @@ def unaddressed_terms(question: str, record: str, *, exclude: Sequence[str] = ()
     specific: dict[str, str] = {}  # stem -> the word as written
     for word in re.findall(r"[^\W\d_][\w'-]*", question):
         for stem in tok.tokenize(word):
-            if stem not in ignore and not stem.isdigit() and len(stem) > 1:
+            if stem not in ignore and not stem.isdigit() and len(stem) > 1 and \
+                    (vocabulary is None or stem in vocabulary):
                 specific.setdefault(stem, word)
     if not specific or any(stem in record_terms for stem in specific):
         return []
     return list(specific.values())
+
+
+def vocabulary(texts: Iterable[str]) -> frozenset[str]:
+    """The stems ``unaddressed_terms`` matches with, over a source's records."""
+    from medground.retrieve.compress import _tokenizer
+
+    tok = _tokenizer()
+    return frozenset(t for text in texts for t in tok.tokenize(text))
