@@ -65,6 +65,15 @@ def feedback_triplets(judgements: Sequence[Judgement], rule: str = "flip", margi
     return out
 
 
+def pubmedqa_known_items(root: str | Path, *, exclude_test: bool = True) -> list[tuple[str, str]]:
+    """(question, its own abstract) for the labelled PubMedQA items, the official 500 test ids
+    left out by default (they are what retrieval is evaluated on)."""
+    root = Path(root)
+    items = json.loads((root / "benchmarks/pubmedqa/ori_pqal.json").read_text())
+    test = set(json.loads((root / "benchmarks/pubmedqa/test_ground_truth.json").read_text())) if exclude_test else set()
+    return [(it["QUESTION"], " ".join(it["CONTEXTS"])) for pmid, it in sorted(items.items()) if pmid not in test]
+
+
 def train_biencoder(triplets: Sequence[tuple[str, str, str]], out_dir: str | Path,
                     settings: BiEncoderTrainSettings | None = None,
                     known_items: Sequence[tuple[str, str]] = ()) -> BiEncoderReport:

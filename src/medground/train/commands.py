@@ -112,6 +112,55 @@ def reranker(
     typer.echo(json.dumps(result, indent=2))
 
 
+@app.command()
+def biencoder(
+    feedback_files: list[Path] = typer.Option(..., "--feedback", exists=True, dir_okay=False,
+                                              help="From `train feedback` (repeat for several files)."),
+    out: Path = typer.Option(..., help="Directory for the fine-tuned SentenceTransformer."),
+    rule: str = typer.Option("gain", help="gain (P(gold) rises >= margin) | flip (wrong -> right, LLM-AMT)."),
+    margin: float = typer.Option(0.1),
+    holdout: float = typer.Option(0.2, min=0.0, max=0.9, help="Share of questions kept out for the held-out check."),
+    pubmedqa: bool = typer.Option(True, help="Add PubMedQA question -> own abstract pairs (its 500 test ids left out)."),
+    base_model: Optional[str] = typer.Option(None, help="Start point (default: the bundled MiniLM)."),
+    epochs: float = typer.Option(1.0),
+    batch_size: int = typer.Option(32),
+    seed: int = typer.Option(0),
+) -> None:
+    """Fine-tune the dense retriever's bi-encoder on LLM feedback (MultipleNegativesRanking, hard negatives)."""
+    from medground.paths import data_root
+    from medground.train.biencoder import (
+        BiEncoderTrainSettings,
+        feedback_triplets,
+        pubmedqa_known_items,
+        rank_judged,
+        train_biencoder,
+    )
+    from medground.train.feedback import heldout, load_feedback
+
+    if rule not in {"flip", "gain"}:
+        raise typer.BadParameter("expected flip or gain", param_hint="--rule")
+    judgements = [j for f in feedback_files for j in load_feedback(f)]
+    train = [j for j in judgements if not heldout(j.qid, holdout, seed)]
+    test = [j for j in judgements if heldout(j.qid, holdout, seed)]
+    known = pubmedqa_known_items(data_root()) if pubmedqa else []
+    settings = BiEncoderTrainSettings(base_model=base_model, epochs=epochs, batch_size=batch_size, seed=seed)
+    try:
+        report = train_biencoder(feedback_triplets(train, rule, margin), out, settings, known_items=known)
+    except ValueError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    result: dict = {"train": asdict(report), "rule": rule, "margin": margin,
+                    "heldout_questions": len({j.qid for j in test})}
+    if test:
+        try:
+            result["heldout"] = {"base": rank_judged(test, base_model, rule=rule, margin=margin),
+                                 "fine_tuned": rank_judged(test, out, rule=rule, margin=margin)}
+        except ValueError as exc:
+            result["heldout"] = {"error": str(exc)}
+    (out / "heldout_eval.json").write_text(json.dumps(result, indent=2) + "\n")
+    typer.echo(json.dumps(result, indent=2))
+
+
 @app.command("toolcall-data")
 def toolcall_data(
     out: Path = typer.Option(..., help="JSONL file to write (chat format with tools)."),

@@ -1,0 +1,164 @@
+"""`python benchmarks/learned.py`: the dense retriever fine-tuned on LLM feedback vs the base MiniLM.
+
+Nothing evaluated here was trained on: the feedback questions are MedMCQA dev, the known-item
+pairs the 500 PubMedQA items outside the official test ids.
+
+1. Answer@k over the six textbooks (the store's openstax chunks, the product's dense indexes:
+   the fine-tuned embedder gets its own index directory) on the same seeded 200 MMLU-Med and 200
+   MedQA questions as the grounding sweep (configs/sweeps/grounding.yaml). Query = the question
+   stem; answer@k = the gold option's text (normalized, whole words) in the top k passages.
+   Dense alone and hybrid (BM25 + dense, min-max normalized sum, LLM-AMT's fusion), base vs
+   fine-tuned, McNemar on the same questions.
+2. PubMedQA known-item retrieval: the 500 official test questions against all 1,000 labelled
+   abstracts (one chunk per paragraph), MRR@10 and R@1/5/10 of the question's own abstract.
+3. The grounded reader: read from the sweep's records (rag-focus vs rag-focus-tuned), if run.
+
+    python benchmarks/learned.py --model .medground/models/minilm-feedback-gain [--n 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from retrieval_quality import answer_hits, known_item, pubmedqa
+
+from reader import mcnemar_row
+
+RESULTS = Path(__file__).parent / "results" / "learned.json"
+KS = (1, 6, 10)
+
+
+def mcq_rows(dataset: str, n: int, seed: int) -> list[dict]:
+    from medground.eval.datasets import load_dataset, subset
+
+    rows = []
+    for q in subset(load_dataset(dataset), n, seed=seed):
+        rows.append({"qid": q.qid, "question": q.question, "options": q.options, "answer_idx": q.answer,
+                     "answer": q.options[q.answer]})
+    return rows
+
+
+def textbook_engine(model: str | None, hybrid: bool):
+    from medground.pipelines.factory import shared_engine
+    from medground.retrieve.engine import RetrieveSettings
+
+    dense = {"name": "dense", "settings": {"embedder": {"model": model}} if model else {}}
+    retrievers = [{"name": "bm25"}, dense] if hybrid else [dense]
+    return shared_engine(RetrieveSettings(retrievers=retrievers, fusion="norm" if hybrid else None, top=32,
+                                          final_k=max(KS), corpora=["openstax"]))
+
+
+def answer_at_k(args) -> dict:
+    out = {}
+    sets = {"mmlu_med": mcq_rows("mirage/mmlu", args.n, args.seed), "medqa": mcq_rows("mirage/medqa", args.n, args.seed)}
+    for hybrid in (False, True):
+        label = "hybrid (bm25 + dense, norm)" if hybrid else "dense"
+        engines = {"base": textbook_engine(None, hybrid), "fine-tuned": textbook_engine(args.model, hybrid)}
+        for ds, rows in sets.items():
+            per = {}
+            for name, engine in engines.items():
+                t = time.perf_counter()
+                ranked = [engine.ranked(r["question"])[: max(KS)] for r in rows]
+                res = {}
+                for k in KS:
+                    res.update(answer_hits(ranked, rows, k))
+                res["ms_per_query"] = round(1000 * (time.perf_counter() - t) / len(rows), 1)
+                per[name] = res
+                print(f"{ds} {label} {name}: answer@6 {res['answer@6']:.3f}", file=sys.stderr, flush=True)
+            test = {}
+            for k in KS:
+                a = [c == "1" for c in per["base"][f"hits@{k}"]]
+                b = [c == "1" for c in per["fine-tuned"][f"hits@{k}"]]
+                test[f"answer@{k}"] = mcnemar_row(a, b)
+            out.setdefault(ds, {})[label] = {"n": len(rows), **per, "mcnemar_fine_tuned_vs_base": test}
+    return out
+
+
+def pubmedqa_retrieval(args) -> dict:
+    from medground.index.dense import DenseIndex, DenseRetriever, DenseSettings
+    from medground.index.embedders import EmbedderSettings, load_embedder
+    from medground.index.fingerprint import ChunkList
+    from medground.paths import data_root
+
+    root = data_root()
+    chunks, questions = pubmedqa(root)
+    test = set(json.loads((root / "benchmarks/pubmedqa/test_ground_truth.json").read_text()))
+    qs = [(pmid, q) for pmid, q in questions if pmid in test]
+    source = ChunkList(chunks)
+    out = {}
+    for name, model in (("base", None), ("fine-tuned", args.model)):
+        emb = load_embedder(EmbedderSettings(model=model))
+        t = time.perf_counter()
+        retriever = DenseRetriever(DenseIndex.build(chunks, emb, DenseSettings(embedder=emb.settings)), emb, source)
+        build = time.perf_counter() - t
+        ranked = retriever.batch_search([q for _, q in qs], k=30)
+        out[name] = {**known_item(ranked, [p for p, _ in qs]), "build_seconds": round(build, 1)}
+        print(f"pubmedqa {name}: {out[name]}", file=sys.stderr, flush=True)
+    out["mrr_change"] = round(out["fine-tuned"]["MRR@10"] - out["base"]["MRR@10"], 4)
+    return {"questions": len(qs), "chunks": len(chunks), **out}
+
+
+def reader_rows(args) -> dict:
+    """The grounding sweep's records for rag-focus (base) and rag-focus-tuned, paired by question."""
+    from medground.eval.records import read_run
+
+    found = {}
+    for cfg in ("rag-focus", "rag-focus-tuned"):
+        name = f"mirage/mmlu/llm=qwen2.5-coder-1.5b,config={cfg}"
+        runs = [d for d in Path(".medground/runs").glob("*/") if (d / "config.json").exists()
+                and json.loads((d / "config.json").read_text()).get("name") == name]
+        if runs:
+            newest = max(runs, key=lambda d: (d / "results.jsonl").stat().st_mtime if (d / "results.jsonl").exists() else 0)
+            found[cfg] = {r["qid"]: bool(r["correct"]) for r in read_run(newest)[1] if r.get("correct") is not None}
+    if len(found) < 2:
+        return {"status": f"not run: found {sorted(found)}"}
+    common = sorted(set(found["rag-focus"]) & set(found["rag-focus-tuned"]))
+    a = [found["rag-focus"][q] for q in common]
+    b = [found["rag-focus-tuned"][q] for q in common]
+    return {"n": len(common), "base_accuracy": round(sum(a) / len(a), 4), "tuned_accuracy": round(sum(b) / len(b), 4),
+            "mcnemar": mcnemar_row(a, b)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--model", required=True, help="the fine-tuned SentenceTransformer directory")
+    ap.add_argument("--n", type=int, default=200)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--only", choices=["answer", "pubmedqa", "reader"], action="append")
+    args = ap.parse_args()
+    parts = args.only or ["answer", "pubmedqa", "reader"]
+    data = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    training = Path(args.model) / "heldout_eval.json"
+    if training.exists():
+        data["training"] = json.loads(training.read_text())
+    if "answer" in parts:
+        data["answer_at_k"] = answer_at_k(args)
+    if "pubmedqa" in parts:
+        data["pubmedqa"] = pubmedqa_retrieval(args)
+    if "reader" in parts:
+        data["reader"] = reader_rows(args)
+    import platform
+
+    data["machine"] = f"{platform.machine()}, {__import__('os').cpu_count()} cores"
+    data["command"] = "python " + " ".join(sys.argv)
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(data, indent=2) + "\n")
+    for ds, by_label in data.get("answer_at_k", {}).items():
+        for label, row in by_label.items():
+            t = row["mcnemar_fine_tuned_vs_base"]["answer@6"]
+            print(f"{ds:9s} {label:28s} n={row['n']} answer@6 base {row['base']['answer@6']:.3f} "
+                  f"tuned {row['fine-tuned']['answer@6']:.3f}  (+{t['only_this_right']}/-{t['only_baseline_right']}, "
+                  f"p={t['p_value']})")
+    if "pubmedqa" in data:
+        p = data["pubmedqa"]
+        print(f"pubmedqa  MRR@10 base {p['base']['MRR@10']:.4f} tuned {p['fine-tuned']['MRR@10']:.4f} "
+              f"({p['mrr_change']:+.4f}), n={p['questions']}")
+    print("reader:", data.get("reader"))
+
+
+if __name__ == "__main__":
+    main()
