@@ -41,6 +41,25 @@ def save(section: str, payload: dict) -> None:
     RESULTS.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
+def eligible_items():
+    """(store, DrugRetriever, the Medication QA items the database can answer) — the source of
+    the single-turn set and of the generated multi-turn dialogues (eval/dialogues.py)."""
+    from medground.corpus.drugs import normalize_name
+    from medground.eval import dialogues
+    from medground.eval.datasets import load_dataset
+    from medground.index.drugstore import DrugStore
+    from medground.retrieve.drugs import DrugRetriever
+
+    store = DrugStore()
+    retriever = DrugRetriever(store)
+
+    def exact(name: str) -> str | None:
+        hits = retriever.names.get(normalize_name(name).strip(), [])
+        return hits[0][0] if hits else None
+
+    return store, retriever, dialogues.eligible(load_dataset("medication-qa"), store.drugs(), store.attributes(), exact)
+
+
 def labelled_questions():
     """(question, attribute) for every Medication QA question whose type maps to an attribute."""
     from medground.eval.datasets import load_dataset

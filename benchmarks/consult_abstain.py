@@ -24,7 +24,7 @@ import re
 import sys
 import time
 
-from consult import save
+from consult import eligible_items, save
 from reader import acc_row, mcnemar_row, print_table
 
 TEMPLATES = {
@@ -101,24 +101,12 @@ def multi_turn_cost(seed: int) -> dict:
     asking sentence names, among dialogues whose first entry is the gold drug + attribute? An
     upper bound on the answers it withholds (the support gate may already withhold some); whether
     the gold *type* of record answers a Medication QA question is not known, so examples are kept."""
-    from medground.corpus.drugs import normalize_name
     from medground.eval import dialogues
-    from medground.eval.datasets import load_dataset
-    from medground.index.drugstore import DrugStore
+    from medground.pipelines.drugrag import DrugRagSettings
     from medground.pipelines.support import asking_sentences, unaddressed_terms, vocabulary
     from medground.retrieve.drug_subject import resolve_subjects, subject_query
-    from medground.retrieve.drugs import DrugRetriever
 
-    store = DrugStore()
-    retriever = DrugRetriever(store)
-
-    def exact(name: str) -> str | None:
-        hits = retriever.names.get(normalize_name(name).strip(), [])
-        return hits[0][0] if hits else None
-
-    items = dialogues.eligible(load_dataset("medication-qa"), store.drugs(), store.attributes(), exact)
-    from medground.pipelines.drugrag import DrugRagSettings
-
+    store, retriever, items = eligible_items()
     checked = DrugRagSettings().address_check_types
     vocab = vocabulary([*(a.text for a in retriever.attributes), *retriever.names])
     ds = dialogues.generate(items, store.drugs(), seed=seed)

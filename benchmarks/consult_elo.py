@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from consult import save  # noqa: E402
+from consult import eligible_items, save  # noqa: E402
 from reader import print_table  # noqa: E402
 
 CLOSED = ("You are a pharmacist. Answer the patient's last question in one to three sentences.")
@@ -33,24 +33,13 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     args = ap.parse_args()
 
-    from medground.corpus.drugs import normalize_name
     from medground.eval import dialogues, judge
-    from medground.eval.datasets import load_dataset
-    from medground.index.drugstore import DrugStore
     from medground.llm.base import LLMSettings, create_llm
     from medground.pipelines.config import load_pipeline_config
     from medground.pipelines.factory import build_pipeline
-    from medground.retrieve.drugs import DrugRetriever
     from medground.schema import Question
 
-    store = DrugStore()
-    retriever = DrugRetriever(store)
-
-    def exact(name: str) -> str | None:
-        hits = retriever.names.get(normalize_name(name).strip(), [])
-        return hits[0][0] if hits else None
-
-    items = dialogues.eligible(load_dataset("medication-qa"), store.drugs(), store.attributes(), exact)
+    store, retriever, items = eligible_items()
     ds = dialogues.generate(items, store.drugs(), n=args.n, seed=0)
     questions = [Question(qid=d.qid, dataset="dialogues", question=d.turns[-1],
                           context="\n".join(f"Patient: {t}" for t in d.turns[:-1])) for d in ds]

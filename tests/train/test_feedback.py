@@ -155,3 +155,11 @@ def test_a_bad_candidates_line_names_the_file_and_line(tmp_path):
     bad.write_text('{"qid": "q1", "question": "x?", "options": {"A": "a"}, "answer": "A", "passages": []}\n{"qid": 2}\n')
     with pytest.raises(ValueError, match=r"cand.jsonl:2: not a candidates line"):
         load_candidates(bad)
+
+
+def test_training_pairs_can_keep_only_the_hardest_negatives():
+    js = [Judgement("q", "Q?", f"c{i}", f"p{i}", i + 1, False, i == 0, 0.3, p)
+          for i, p in enumerate([0.9, 0.2, 0.05, 0.3, 0.1])]
+    rows = training_pairs(js, "gain", 0.1, max_negatives=2)
+    assert rows == [("Q?", "p0", 1), ("Q?", "p2", 0), ("Q?", "p4", 0)]
+    assert len(training_pairs(js, "gain", 0.1)) == 5

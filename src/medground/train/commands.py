@@ -78,13 +78,15 @@ def feedback(
 
 @app.command()
 def reranker(
-    feedback_file: Path = typer.Option(..., "--feedback", exists=True, dir_okay=False, help="From `train feedback`."),
+    feedback_files: list[Path] = typer.Option(..., "--feedback", exists=True, dir_okay=False,
+                                              help="From `train feedback` (repeat for several files)."),
     out: Path = typer.Option(..., help="Directory for the fine-tuned CrossEncoder."),
     rule: str = typer.Option("flip", help="flip (wrong→right = positive, LLM-AMT) | gain (P(gold) rises ≥ margin)."),
     margin: float = typer.Option(0.1),
     holdout: float = typer.Option(0.2, min=0.0, max=0.9, help="Share of questions kept out for evaluation."),
     base_model: Optional[str] = typer.Option(None, help="Start point (default: the bundled MiniLM)."),
     epochs: float = typer.Option(2.0),
+    max_negatives: Optional[int] = typer.Option(None, min=1, help="Per question, keep only the N hardest negatives."),
     seed: int = typer.Option(0),
 ) -> None:
     """Fine-tune a cross-encoder on the feedback and compare it with first-stage order on held-out questions."""
@@ -93,10 +95,10 @@ def reranker(
 
     if rule not in {"flip", "gain"}:
         raise typer.BadParameter("expected flip or gain", param_hint="--rule")
-    judgements = load_feedback(feedback_file)
+    judgements = [j for f in feedback_files for j in load_feedback(f)]
     train = [j for j in judgements if not heldout(j.qid, holdout, seed)]
     test = [j for j in judgements if heldout(j.qid, holdout, seed)]
-    pairs = training_pairs(train, rule, margin)
+    pairs = training_pairs(train, rule, margin, max_negatives=max_negatives)
     try:
         report = train_reranker(pairs, out, RerankerTrainSettings(base_model=base_model, epochs=epochs, seed=seed))
     except ValueError as exc:

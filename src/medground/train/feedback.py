@@ -254,13 +254,18 @@ def heldout(qid: str, share: float, seed: int = 0) -> bool:
 
 
 def training_pairs(judgements: Sequence[Judgement], rule: str = "flip", margin: float = 0.1,
-                   *, only_questions_with_positive: bool = True) -> list[tuple[str, str, int]]:
+                   *, only_questions_with_positive: bool = True,
+                   max_negatives: int | None = None) -> list[tuple[str, str, int]]:
     """(query, passage, label) rows; by default only questions that have a positive, so every
-    negative is a hard negative against a passage that did help."""
+    negative is a hard negative against a passage that did help. ``max_negatives`` keeps, per
+    question, only the negatives that left the gold answer least likely (a smaller, harder set)."""
     rows = []
     for js in by_question(judgements).values():
         labels = [j.label(rule, margin) for j in js]
         if only_questions_with_positive and not any(labels):
             continue
-        rows += [(j.query, j.passage, y) for j, y in zip(js, labels)]
+        keep = {id(j) for j, y in zip(js, labels) if y}
+        negatives = sorted((j for j, y in zip(js, labels) if not y), key=lambda j: j.with_gold_prob)
+        keep |= {id(j) for j in negatives[:max_negatives]} if max_negatives is not None else {id(j) for j in negatives}
+        rows += [(j.query, j.passage, y) for j, y in zip(js, labels) if id(j) in keep]
     return rows
