@@ -91,9 +91,8 @@ class TransformersLLM(BaseLLM):
         temperature = float(body.get("temperature") or 0.0)
         top_k = int(body.get("top_logprobs") or 0) if body.get("logprobs") else 0
         stops = list(body.get("stop") or [])
-        eos = {self.tokenizer.eos_token_id, *(self.model.generation_config.eos_token_id or [])} \
-            if isinstance(self.model.generation_config.eos_token_id, list) \
-            else {self.tokenizer.eos_token_id, self.model.generation_config.eos_token_id}
+        configured = self.model.generation_config.eos_token_id
+        eos = {self.tokenizer.eos_token_id, *(configured if isinstance(configured, list) else [configured])} - {None}
         generator = torch.Generator(device=self.device).manual_seed(int(body.get("seed") or 0))
         out_ids: list[int] = []
         content: list[dict[str, Any]] = []
