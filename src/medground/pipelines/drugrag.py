@@ -102,6 +102,8 @@ class DrugRagPipeline:
         self.engine = engine
         self.settings = settings or DrugRagSettings()
         self.reader = reader or ReaderSettings()
+        self._vocabulary: frozenset[str] | None = None  # the address check's, built on first use
+        self._by_display: dict | None = None
 
     def subjects(self, dialogue: str) -> list:
         from medground.retrieve.drug_subject import resolve_subjects, user_turns
@@ -275,7 +277,7 @@ class DrugRagPipeline:
         """Stems of every record and drug name of the medicine database, computed once per pipeline."""
         if drugs is None:
             return None
-        if getattr(self, "_vocabulary", None) is None:
+        if self._vocabulary is None:
             self._vocabulary = vocabulary([*(a.text for a in drugs.attributes), *drugs.names])
         return self._vocabulary
 
@@ -283,7 +285,7 @@ class DrugRagPipeline:
         """Every name (brands, synonyms) of the drug an entry belongs to."""
         if drugs is None:
             return []
-        if getattr(self, "_by_display", None) is None:
+        if self._by_display is None:
             self._by_display = {d.display_name: d for d in drugs.drugs.values()}
         drug = self._by_display.get(display_name)
         return [drug.generic_name, *drug.brand_names, *drug.synonyms] if drug else []
