@@ -37,7 +37,7 @@ def paired(records: list[dict], base: dict[str, bool]) -> dict:
 
 def row(label: str, records: list[dict], base: dict[str, bool] | None,
         same_reader: dict[str, bool] | None = None) -> dict:
-    from medground.eval.metrics import mcnemar_test, wilson_ci
+    from medground.eval.metrics import wilson_ci
 
     correct = [bool(r.get("correct")) for r in records]
     n = len(correct)
@@ -95,18 +95,14 @@ def coverage(dataset: str, records: list[dict], same_reader: dict[str, bool] | N
             "same_reader_closed_book_when_not": acc(split[False], 1)}
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--runs", type=Path, default=ROOT / ".medground" / "runs")
-    ap.add_argument("--out", type=Path, default=ROOT / "docs" / "reports" / "grounding")
-    args = ap.parse_args()
-    from medground.eval.metrics import recalibrate
+def newest_runs(runs_dir: Path) -> dict[str, dict[str, list[dict]]]:
+    """dataset → config → records (sorted by qid) of the sweep's runs. Oldest first, so when a
+    configuration was changed (a new config hash, a new run under the same label) the newest
+    run is the one reported."""
     from medground.eval.records import read_run
 
     runs: dict[str, dict[str, list[dict]]] = {}
-    # Oldest first, so when a configuration was changed (a new config hash, a new run under the
-    # same label) the newest run is the one reported.
-    dirs = sorted((p for p in args.runs.iterdir() if (p / "results.jsonl").exists()),
+    dirs = sorted((p for p in runs_dir.iterdir() if (p / "results.jsonl").exists()),
                   key=lambda p: (p / "config.json").stat().st_mtime if (p / "config.json").exists() else 0.0)
     for d in dirs:
         meta, records = read_run(d)
@@ -117,6 +113,17 @@ def main() -> None:
         if config in runs.get(dataset, {}):
             print(f"{dataset}/{config}: run {d.name} supersedes an older run of the same label", file=sys.stderr)
         runs.setdefault(dataset, {})[config] = sorted(records, key=lambda r: r["qid"])
+    return runs
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=Path, default=ROOT / ".medground" / "runs")
+    ap.add_argument("--out", type=Path, default=ROOT / "docs" / "reports" / "grounding")
+    args = ap.parse_args()
+    from medground.eval.metrics import recalibrate
+
+    runs = newest_runs(args.runs)
     tables: dict[str, list[dict]] = {}
     order = ["direct-letter", "direct+calibration", "direct-permute", "direct-cot", "rag-focus", "amt", "imedrag"]
     for dataset, configs in runs.items():

@@ -104,16 +104,11 @@ def pubmedqa_retrieval(args) -> dict:
 
 def reader_rows(args) -> dict:
     """The grounding sweep's records for rag-focus (base) and rag-focus-tuned, paired by question."""
-    from medground.eval.records import read_run
+    from grounding import newest_runs
 
-    found = {}
-    for cfg in ("rag-focus", "rag-focus-tuned"):
-        name = f"mirage/mmlu/llm=qwen2.5-coder-1.5b,config={cfg}"
-        runs = [d for d in Path(".medground/runs").glob("*/") if (d / "config.json").exists()
-                and json.loads((d / "config.json").read_text()).get("name") == name]
-        if runs:
-            newest = max(runs, key=lambda d: (d / "results.jsonl").stat().st_mtime if (d / "results.jsonl").exists() else 0)
-            found[cfg] = {r["qid"]: bool(r["correct"]) for r in read_run(newest)[1] if r.get("correct") is not None}
+    mmlu = newest_runs(Path(".medground/runs")).get("mirage/mmlu", {})
+    found = {cfg: {r["qid"]: bool(r.get("correct")) for r in mmlu[cfg]}
+             for cfg in ("rag-focus", "rag-focus-tuned") if cfg in mmlu}
     if len(found) < 2:
         return {"status": f"not run: found {sorted(found)}"}
     common = sorted(set(found["rag-focus"]) & set(found["rag-focus-tuned"]))

@@ -60,3 +60,11 @@ def test_constrained_decoding_is_refused_with_the_backends_that_do_it(tiny_model
     llm = create_llm(LLMSettings(backend="transformers", model=tiny_model, device="cpu", cache=False))
     with pytest.raises(LLMRequestError, match="use backend local or openai"):
         llm.chat([{"role": "user", "content": "x"}], response_format={"type": "json_object"})
+
+
+def test_a_stop_string_ends_generation_and_is_cut_from_the_text(tiny_model):
+    llm = create_llm(LLMSettings(backend="transformers", model=tiny_model, device="cpu", cache=False))
+    free = llm.chat([{"role": "user", "content": "the answer is ?"}], max_tokens=4, top_logprobs=1)
+    first = free.logprobs[0].token.strip()
+    stopped = llm.chat([{"role": "user", "content": "the answer is ?"}], max_tokens=4, stop=[first])
+    assert stopped.finish_reason == "stop" and stopped.completion_tokens == 1 and first not in stopped.text

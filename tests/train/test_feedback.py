@@ -163,3 +163,14 @@ def test_training_pairs_can_keep_only_the_hardest_negatives():
     rows = training_pairs(js, "gain", 0.1, max_negatives=2)
     assert rows == [("Q?", "p0", 1), ("Q?", "p2", 0), ("Q?", "p4", 0)]
     assert len(training_pairs(js, "gain", 0.1)) == 5
+
+
+def test_a_torn_candidates_line_is_dropped_before_appending(tmp_path):
+    from medground.train.feedback import load_candidates, write_candidates
+
+    cand = tmp_path / "cand.jsonl"
+    write_candidates(ENGINE, [q("q1")], cand, k=2)
+    with cand.open("a") as f:
+        f.write('{"qid": "q2", "quest')  # killed mid-line
+    assert write_candidates(ENGINE, [q("q1"), q("q2")], cand, k=2) == 1
+    assert [x.qid for x, _ in load_candidates(cand)] == ["q1", "q2"]

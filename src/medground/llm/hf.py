@@ -119,10 +119,11 @@ class TransformersLLM(BaseLLM):
                     content.append({"token": self.tokenizer.decode([token]), "logprob": float(logp[token]),
                                     "top_logprobs": [{"token": self.tokenizer.decode([int(i)]), "logprob": float(v)}
                                                      for v, i in zip(values.tolist(), indices.tolist())]})
-                text = self.tokenizer.decode(out_ids, skip_special_tokens=True)
-                if any(s in text for s in stops):
-                    finish = "stop"
-                    break
+                if stops:  # decoded only when there is a stop string to look for
+                    so_far = self.tokenizer.decode(out_ids, skip_special_tokens=True)
+                    if any(stop in so_far for stop in stops):
+                        finish = "stop"
+                        break
                 step = torch.tensor([[token]], device=self.device)
         text = self.tokenizer.decode(out_ids, skip_special_tokens=True)
         for s in stops:

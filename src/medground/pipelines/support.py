@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
@@ -43,7 +44,7 @@ ASKING = ("could would might must may shall ok okay fine alright safe safely har
           "dose doses dosage dosing much many often long time times day days daily week weeks month "
           "months year years mg milligram milligrams tablet tablets pill pills start started starting "
           "stop stopped stopping still currently already prescribed prescription together combine "
-          "combined mix mixing food foods meal meals eat eating drink drinking normal usual fine "
+          "combined mix mixing food foods meal meals eat eating drink drinking normal usual "
           "feel feeling lately recently since ago last next morning night blood pressure one made brand "
           "generic version work works working worked person people someone")
 
@@ -124,6 +125,17 @@ def asking_sentences(turn: str) -> str:
     return " ".join(asks) if asks else turn
 
 
+@functools.cache
+def _asking_stems() -> frozenset[str]:
+    """Stems of the stop, framing and asking words (tokenized once: the check runs per entry)."""
+    from bm25s.stopwords import STOPWORDS_EN_PLUS
+
+    from medground.retrieve.compress import _tokenizer
+
+    tok = _tokenizer()
+    return frozenset(t for text in (FRAMING, ASKING, " ".join(STOPWORDS_EN_PLUS)) for t in tok.tokenize(text))
+
+
 def unaddressed_terms(question: str, record: str, *, exclude: Sequence[str] = (),
                       vocabulary: Collection[str] | None = None) -> list[str]:
     """The specific words of ``question`` (as written) when ``record`` mentions none of them; []
@@ -134,12 +146,10 @@ def unaddressed_terms(question: str, record: str, *, exclude: Sequence[str] = ()
     somewhere: a typo ("wht") or a word no record ever uses is no evidence either way.
     Matching is by the BM25 tokenizer's stems ("coughing" ~ "cough").
     """
-    from bm25s.stopwords import STOPWORDS_EN_PLUS
-
     from medground.retrieve.compress import _tokenizer
 
     tok = _tokenizer()
-    ignore = {t for text in (*exclude, FRAMING, ASKING, " ".join(STOPWORDS_EN_PLUS)) for t in tok.tokenize(text)}
+    ignore = _asking_stems() | {t for text in exclude for t in tok.tokenize(text)}
     record_terms = set(tok.tokenize(record))
     specific: dict[str, str] = {}  # stem -> the word as written
     for word in re.findall(r"[^\W\d_][\w'-]*", question):

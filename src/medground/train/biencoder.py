@@ -86,7 +86,7 @@ def train_biencoder(triplets: Sequence[tuple[str, str, str]], out_dir: str | Pat
         SentenceTransformerTrainingArguments,
     )
     from sentence_transformers.losses import MultipleNegativesRankingLoss
-    from sentence_transformers.training_args import BatchSamplers
+    from sentence_transformers.training_args import BatchSamplers  # the path that all versions >= 3 have
 
     from medground.retrieve.rerank import minilm_path
 

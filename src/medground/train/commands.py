@@ -90,28 +90,13 @@ def reranker(
     seed: int = typer.Option(0),
 ) -> None:
     """Fine-tune a cross-encoder on the feedback and compare it with first-stage order on held-out questions."""
-    from medground.train.feedback import heldout, load_feedback, training_pairs
+    from medground.train.feedback import training_pairs
     from medground.train.reranker import RerankerTrainSettings, evaluate, train_reranker
 
-    if rule not in {"flip", "gain"}:
-        raise typer.BadParameter("expected flip or gain", param_hint="--rule")
-    judgements = [j for f in feedback_files for j in load_feedback(f)]
-    train = [j for j in judgements if not heldout(j.qid, holdout, seed)]
-    test = [j for j in judgements if heldout(j.qid, holdout, seed)]
-    pairs = training_pairs(train, rule, margin, max_negatives=max_negatives)
-    try:
-        report = train_reranker(pairs, out, RerankerTrainSettings(base_model=base_model, epochs=epochs, seed=seed))
-    except ValueError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
-    result = {"train": asdict(report), "heldout_questions": len({j.qid for j in test})}
-    if test:
-        try:
-            result["heldout"] = evaluate(test, out, rule=rule, margin=margin)
-        except ValueError as exc:
-            result["heldout"] = {"error": str(exc)}
-    (out / "heldout_eval.json").write_text(json.dumps(result, indent=2) + "\n")
-    typer.echo(json.dumps(result, indent=2))
+    _fine_tune(feedback_files, out, rule, margin, holdout, seed,
+               train=lambda js: train_reranker(training_pairs(js, rule, margin, max_negatives=max_negatives), out,
+                                                RerankerTrainSettings(base_model=base_model, epochs=epochs, seed=seed)),
+               check=lambda js: evaluate(js, out, rule=rule, margin=margin))
 
 
 @app.command()
@@ -137,26 +122,36 @@ def biencoder(
         rank_judged,
         train_biencoder,
     )
+
+    known = pubmedqa_known_items(data_root()) if pubmedqa else []
+    settings = BiEncoderTrainSettings(base_model=base_model, epochs=epochs, batch_size=batch_size, seed=seed)
+    _fine_tune(feedback_files, out, rule, margin, holdout, seed,
+               train=lambda js: train_biencoder(feedback_triplets(js, rule, margin), out, settings, known_items=known),
+               check=lambda js: {"base": rank_judged(js, base_model, rule=rule, margin=margin),
+                                 "fine_tuned": rank_judged(js, out, rule=rule, margin=margin)})
+
+
+def _fine_tune(feedback_files: list[Path], out: Path, rule: str, margin: float, holdout: float, seed: int, *,
+               train, check) -> None:
+    """What both fine-tuning commands do: load the feedback, split it by question (stable), train
+    on one side, check on the other, and write heldout_eval.json beside the model."""
     from medground.train.feedback import heldout, load_feedback
 
     if rule not in {"flip", "gain"}:
         raise typer.BadParameter("expected flip or gain", param_hint="--rule")
     judgements = [j for f in feedback_files for j in load_feedback(f)]
-    train = [j for j in judgements if not heldout(j.qid, holdout, seed)]
-    test = [j for j in judgements if heldout(j.qid, holdout, seed)]
-    known = pubmedqa_known_items(data_root()) if pubmedqa else []
-    settings = BiEncoderTrainSettings(base_model=base_model, epochs=epochs, batch_size=batch_size, seed=seed)
+    train_side = [j for j in judgements if not heldout(j.qid, holdout, seed)]
+    test_side = [j for j in judgements if heldout(j.qid, holdout, seed)]
     try:
-        report = train_biencoder(feedback_triplets(train, rule, margin), out, settings, known_items=known)
+        report = train(train_side)
     except ValueError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
     result: dict = {"train": asdict(report), "rule": rule, "margin": margin,
-                    "heldout_questions": len({j.qid for j in test})}
-    if test:
+                    "heldout_questions": len({j.qid for j in test_side})}
+    if test_side:
         try:
-            result["heldout"] = {"base": rank_judged(test, base_model, rule=rule, margin=margin),
-                                 "fine_tuned": rank_judged(test, out, rule=rule, margin=margin)}
+            result["heldout"] = check(test_side)
         except ValueError as exc:
             result["heldout"] = {"error": str(exc)}
     (out / "heldout_eval.json").write_text(json.dumps(result, indent=2) + "\n")

@@ -79,6 +79,31 @@ class FeedbackReport:
     questions_with_positive: int = 0
 
 
+def _complete_lines(path: Path, what: str, parse):
+    """``parse(row)`` of every complete JSONL line, and the byte length they span: bytes after the
+    last newline are a torn write (killed mid-line) and are left out. A bad complete line is an
+    error naming the file and line."""
+    if not path.is_file():
+        return [], 0
+    data = path.read_bytes()
+    end = data.rfind(b"\n") + 1
+    out = []
+    for i, line in enumerate(data[:end].decode("utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            out.append(parse(json.loads(line)))
+        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            raise ValueError(f"{path}:{i}: not a {what} line ({type(exc).__name__}: {exc})") from exc
+    return out, end
+
+
+def _appendable(path: Path, end: int) -> None:
+    """Drop a torn last line so appends start on a clean line."""
+    if path.is_file() and path.stat().st_size > end:
+        os.truncate(path, end)
+
+
 class PassageSource(Protocol):
     """What ``judge`` retrieves from: a RetrievalEngine or a CandidateSet."""
 
@@ -91,7 +116,9 @@ def write_candidates(engine: RetrievalEngine, questions: Iterable[Question], out
     there are skipped). Returns the number of questions written."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    done = {q.qid for q, _ in load_candidates(out)} if out.is_file() else set()
+    rows, end = _complete_lines(out, "candidates", _candidate)
+    _appendable(out, end)
+    done = {q.qid for q, _ in rows}
     todo = [q for q in questions if q.qid not in done]
     if progress:
         from tqdm import tqdm
@@ -111,25 +138,18 @@ def write_candidates(engine: RetrievalEngine, questions: Iterable[Question], out
     return n
 
 
+def _candidate(row: dict) -> tuple[Question, list[Passage]]:
+    q = Question(qid=row["qid"], dataset=row.get("dataset", ""), question=row["question"],
+                 options=row["options"], answer=row["answer"])
+    passages = [Passage(Chunk(chunk_id=p["chunk_id"], doc_id="", corpus="", source_path="", text=p["text"], title=""),
+                        float(p.get("score", 0.0)), p.get("source", "stored"), rank)
+                for rank, p in enumerate(row["passages"], start=1)]
+    return q, passages
+
+
 def load_candidates(path: str | Path) -> list[tuple[Question, list[Passage]]]:
     """(question, its stored passages in rank order) per complete line of a candidates file."""
-    path = Path(path)
-    data = path.read_bytes()
-    out = []
-    for i, line in enumerate(data[: data.rfind(b"\n") + 1].decode("utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-            q = Question(qid=row["qid"], dataset=row.get("dataset", ""), question=row["question"],
-                         options=row["options"], answer=row["answer"])
-            passages = [Passage(Chunk(chunk_id=p["chunk_id"], doc_id="", corpus="", source_path="", text=p["text"],
-                                      title=""), float(p.get("score", 0.0)), p.get("source", "stored"), rank)
-                        for rank, p in enumerate(row["passages"], start=1)]
-        except (json.JSONDecodeError, KeyError, TypeError) as exc:
-            raise ValueError(f"{path}:{i}: not a candidates line ({type(exc).__name__}: {exc})") from exc
-        out.append((q, passages))
-    return out
+    return _complete_lines(Path(path), "candidates", _candidate)[0]
 
 
 class CandidateSet:
@@ -181,20 +201,7 @@ def load_feedback(path: str | Path) -> list[Judgement]:
 
 def _questions(path: Path) -> tuple[list[tuple[str, list[Judgement]]], int]:
     """Complete lines as (qid, judgements), and the byte length they span (a torn tail excluded)."""
-    if not path.is_file():
-        return [], 0
-    data = path.read_bytes()
-    end = data.rfind(b"\n") + 1  # bytes after the last newline are a torn write
-    out = []
-    for i, line in enumerate(data[:end].decode("utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-            out.append((row["qid"], [Judgement(**j) for j in row["judgements"]]))
-        except (json.JSONDecodeError, KeyError, TypeError) as exc:
-            raise ValueError(f"{path}:{i}: not a feedback line ({type(exc).__name__}: {exc})") from exc
-    return out, end
+    return _complete_lines(path, "feedback", lambda row: (row["qid"], [Judgement(**j) for j in row["judgements"]]))
 
 
 def collect(llm: LLM, engine: PassageSource, questions: Iterable[Question], out: str | Path,
@@ -205,8 +212,7 @@ def collect(llm: LLM, engine: PassageSource, questions: Iterable[Question], out:
     out.parent.mkdir(parents=True, exist_ok=True)
     rows, end = _questions(out)
     done = {qid for qid, _ in rows}
-    if out.is_file() and out.stat().st_size > end:
-        os.truncate(out, end)  # drop the torn line so appends start clean
+    _appendable(out, end)
     todo, skipped = [], 0
     for q in questions:
         if q.qid in done:

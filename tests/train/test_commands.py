@@ -1,0 +1,35 @@
+"""`medground train reranker|biencoder`: the shared load / split / train / check flow."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+
+from typer.testing import CliRunner
+
+from medground.train.commands import app
+from medground.train.feedback import Judgement
+
+
+def _feedback(tmp_path, helpful: bool):
+    path = tmp_path / "fb.jsonl"
+    rows = []
+    for n in range(6):
+        js = [Judgement(f"q{n}", f"Question {n}?", f"c{i}", f"passage {i}", i + 1, False, False, 0.3,
+                        0.9 if helpful and i == 0 else 0.3) for i in range(3)]
+        rows.append(json.dumps({"qid": f"q{n}", "judgements": [asdict(j) for j in js]}))
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def test_an_unknown_rule_is_refused_naming_the_option(tmp_path):
+    result = CliRunner().invoke(app, ["reranker", "--feedback", str(_feedback(tmp_path, True)), "--out",
+                                      str(tmp_path / "ce"), "--rule", "vibes"])
+    assert result.exit_code == 2 and "--rule" in result.output
+
+
+def test_feedback_without_a_helpful_passage_is_a_clear_error_not_a_model(tmp_path):
+    result = CliRunner().invoke(app, ["biencoder", "--feedback", str(_feedback(tmp_path, False)), "--out",
+                                      str(tmp_path / "bi"), "--no-pubmedqa"])
+    assert result.exit_code == 2 and "no training triplets" in result.output
+    assert not (tmp_path / "bi" / "heldout_eval.json").exists()
