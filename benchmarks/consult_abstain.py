@@ -119,12 +119,15 @@ def multi_turn_cost(seed: int) -> dict:
             continue
         top_gold += 1
         asked = asking_sentences(d.turns[-1])
-        matches = retriever.find_drugs(asked)
-        d0 = hits[0].drug
-        own = [m.span for m in matches if m.drug_id == d0.drug_id] + [d0.generic_name, *d0.brand_names, *d0.synonyms]
-        asked += "".join(f" {retriever.drugs[m.drug_id].generic_name.replace('/', ' ')}" for m in matches)
-        missing = [unaddressed_terms(asked, f"{h.attribute.text} {h.attribute.type.value.replace('_', ' ')}",
-                                     exclude=[h.drug.display_name, *own], vocabulary=vocab) for h in hits]
+        matches = retriever.find_drugs(d.turns[-1])  # as drugrag.addressing_entry does
+        asked += "".join(f" {retriever.drugs[m.drug_id].generic_name.replace('/', ' ')} "
+                         f"{retriever.drugs[m.drug_id].drug_class}" for m in matches)
+        missing = []
+        for h in hits:
+            own = [m.span for m in matches if m.drug_id == h.drug.drug_id]
+            own += [h.drug.generic_name, *h.drug.brand_names, *h.drug.synonyms, h.drug.drug_class]
+            missing.append(unaddressed_terms(asked, f"{h.attribute.text} {h.attribute.type.value.replace('_', ' ')}",
+                                             exclude=[h.drug.display_name, *own], vocabulary=vocab))
         if all(missing) and hits[0].attribute.type.value in checked:
             withheld += 1
             if len(examples) < 30:

@@ -228,3 +228,21 @@ def test_the_address_check_moves_to_an_entry_that_names_what_was_asked(drug_engi
     assert ans.outcome == "answered"
     assert ans.metadata["supporting_entry"] == 1 and ans.metadata["address_moved_to"] == ans.citations[0].number != 1
     assert "rash" in ans.citations[0].text.lower()
+
+
+def test_the_other_named_drugs_entry_answers_when_it_names_the_subjects_class(tmp_path):
+    # "I take Coumadin. Is aspirin safe?": warfarin's list does not name aspirin, but aspirin's
+    # interactions entry names anticoagulants, warfarin's class — that entry is the answer.
+    src = "openstax-prototype:m1#t"
+    store = DrugStore(tmp_path / "drugs.sqlite")
+    store.build(DrugCatalog(
+        [Drug("warfarin", "warfarin", ["Coumadin"], "Anticoagulant"), Drug("aspirin", "aspirin", [], "Salicylate")],
+        [DrugAttribute("warfarin", A.INTERACTIONS, "Foods rich in vitamin K such as spinach", src),
+         DrugAttribute("aspirin", A.INTERACTIONS, "Anticoagulants", src)]))
+    engine = RetrievalEngine({"retrievers": ["drugs"], "fusion": None, "top": 10, "final_k": 3,
+                              "overflow": "truncate"}, retrievers={"drugs": make_drug_retriever(store=store)})
+    q = Question(qid="c9", dataset="unit", question="I take Coumadin for my heart. Is it safe to take aspirin?")
+    ans = DrugRagPipeline(_support_llm(0.05, "Coumadin aspirin interactions"), engine,
+                          DrugRagSettings(query="tool_call")).answer(q)
+    assert ans.outcome == "answered"
+    assert ans.citations[0].chapter == "Aspirin" and "Anticoagulants" in ans.text

@@ -244,28 +244,31 @@ class DrugRagPipeline:
         same unless it is a list (``address_check_types``)."""
         from medground.retrieve.drug_subject import user_turns
 
-        asked = asking_sentences((user_turns(dialogue) or [dialogue])[-1])
+        turn = (user_turns(dialogue) or [dialogue])[-1]
+        asked = asking_sentences(turn)
         drugs = getattr(self.engine.retriever("drugs"), "retriever", None)
-        # An entry's own drug is no specific term ("Can Zestril cause ...?"); any other drug named
-        # is ("Can I take lithium with it?": lisinopril's interactions entry must mention lithium),
-        # under any of its names: its generic name is added to what was asked.
-        own: dict[str, list[str]] = {}
-        for m in drugs.find_drugs(asked) if drugs is not None else []:
+        # The drugs the patient names in the turn ("I take Coumadin. Is aspirin safe?") are what
+        # an entry of *another* drug must mention, under their generic name or class: aspirin's
+        # interactions entry "Anticoagulants" answers for warfarin. An entry's own drug (names,
+        # class) is no specific term ("Can Zestril cause ...?").
+        named: dict[str, list[str]] = {}
+        for m in drugs.find_drugs(turn) if drugs is not None else []:
             drug = drugs.drugs.get(m.drug_id)
             if drug is not None:
-                own.setdefault(drug.display_name, []).append(m.span)
-                asked += f" {drug.generic_name.replace('/', ' ')}"
+                named.setdefault(drug.display_name, []).append(m.span)
+                asked += f" {drug.generic_name.replace('/', ' ')} {drug.drug_class}"
         vocab = self.record_vocabulary(drugs)
         ranked = sorted(evidence.citations, key=lambda c: -support.probs.get(str(c.number), 0.0))
         if support.passage is not None:
-            # Another entry of the same drug only: a co-retrieved drug's list is no answer.
+            # Entries of the supported drug or of a drug the patient named only: a co-retrieved
+            # drug's list is no answer.
             ranked = [support.passage, *(c for c in ranked if c is not support.passage
-                                         and c.chapter == support.passage.chapter)]
+                                         and (c.chapter == support.passage.chapter or c.chapter in named))]
         first_missing: list[str] = []
         for c in ranked:
             names = self.drug_names(drugs, c.chapter)
             missing = unaddressed_terms(asked, f"{c.text} {c.section.replace('_', ' ')}",
-                                        exclude=[c.chapter, *names, *own.get(c.chapter, ())], vocabulary=vocab)
+                                        exclude=[c.chapter, *names, *named.get(c.chapter, ())], vocabulary=vocab)
             if not missing:
                 return c, []
             first_missing = first_missing or missing
@@ -282,13 +285,13 @@ class DrugRagPipeline:
         return self._vocabulary
 
     def drug_names(self, drugs, display_name: str) -> list[str]:
-        """Every name (brands, synonyms) of the drug an entry belongs to."""
+        """Every name (brands, synonyms) and the class of the drug an entry belongs to."""
         if drugs is None:
             return []
         if self._by_display is None:
             self._by_display = {d.display_name: d for d in drugs.drugs.values()}
         drug = self._by_display.get(display_name)
-        return [drug.generic_name, *drug.brand_names, *drug.synonyms] if drug else []
+        return [drug.generic_name, *drug.brand_names, *drug.synonyms, drug.drug_class] if drug else []
 
     def quote(self, dialogue: str, evidence: Evidence, entry: Citation, meta: dict) -> Answer:
         """The supporting entry's sentences most related to the consultation, quoted and cited."""
