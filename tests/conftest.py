@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -35,3 +34,24 @@ def small_llm():
 
     pull("smollm2-135m", progress=False)
     return create_llm(LLMSettings(model="smollm2-135m", threads=1, n_ctx=4096, cache=False))
+
+
+@pytest.fixture(scope="session")
+def pg_server(tmp_path_factory):
+    """An embedded PostgreSQL 16 with pgvector (the pgserver package), one per test session."""
+    pytest.importorskip("psycopg")
+    pytest.importorskip("pgvector")
+    pgserver = pytest.importorskip("pgserver")
+    server = pgserver.get_server(tmp_path_factory.mktemp("pg") / "pgdata", cleanup_mode="stop")
+    yield server
+    server.cleanup()
+
+
+@pytest.fixture
+def pg_url(pg_server) -> str:
+    """A fresh, empty database on the session's embedded server."""
+    import uuid
+
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    pg_server.psql(f"CREATE DATABASE {name};")
+    return pg_server.get_uri(name)

@@ -21,6 +21,7 @@ _GROUPS: list[tuple[str, str, str, str]] = [
     ("medground.corpus.commands", "corpus_app", "corpus", "Ingest sources into the chunk store; stats."),
     ("medground.corpus.drug_commands", "app", "drugs", "The entity-oriented medicine database."),
     ("medground.index.commands", "app", "index", "Build and inspect retrieval indexes."),
+    ("medground.index.store_commands", "app", "store", "The chunk store: SQLite or PostgreSQL."),
     ("medground.llm.commands", "app", "models", "Pull and list local model weights."),
     ("medground.train.commands", "app", "train", "LLM-feedback labels and a reranker fine-tuned on them."),
 ]

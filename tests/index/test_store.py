@@ -61,9 +61,15 @@ def chunk(
     )
 
 
-@pytest.fixture
-def store(tmp_path):
-    s = ChunkStore(tmp_path / "store.sqlite")
+@pytest.fixture(params=["sqlite", "postgres"])
+def store(request, tmp_path):
+    """Every store test runs on both backends: the Postgres store must behave the same."""
+    if request.param == "postgres":
+        from medground.index.pgstore import PgChunkStore
+
+        s = PgChunkStore(request.getfixturevalue("pg_url"))
+    else:
+        s = ChunkStore(tmp_path / "store.sqlite")
     yield s
     s.close()
 

@@ -127,10 +127,18 @@ def data_verify(
         raise typer.Exit(1)
 
 
-def _open_store(store: Path | None):
-    from medground.index.store import ChunkStore
+STORE_HELP = ("chunk store: a SQLite file or a postgresql:// URL ('postgres' = the embedded server; "
+              "default: $MEDGROUND_STORE, else $MEDGROUND_HOME/store.sqlite)")
 
-    return ChunkStore(store) if store else ChunkStore.default()
+
+def _open_store(store: str | None, as_json: bool = False):
+    from medground.index.pgstore import StoreConnectionError
+    from medground.index.stores import open_store
+
+    try:
+        return open_store(store)
+    except StoreConnectionError as exc:
+        _fail(str(exc), as_json)
 
 
 @corpus_app.command("ingest")
@@ -144,9 +152,7 @@ def corpus_ingest(
     data: Path | None = typer.Option(
         None, "--data", help="data root for the named source sets"
     ),
-    store: Path | None = typer.Option(
-        None, "--store", help="chunk store (default: $MEDGROUND_HOME/store.sqlite)"
-    ),
+    store: str | None = typer.Option(None, "--store", help=STORE_HELP),
     skip_bad: bool = typer.Option(
         False, "--skip-bad", help="list bad records and go on"
     ),
@@ -181,7 +187,7 @@ def corpus_ingest(
         specs = parse_sources(args, root)
     except (ValidationError, ValueError, paths.DataNotFoundError) as exc:
         _fail(str(exc), as_json, 2)
-    with _open_store(store) as st:
+    with _open_store(store, as_json) as st:
         try:
             report = ingest(
                 st, specs, settings, skip_bad=skip_bad, progress=not as_json
@@ -222,14 +228,14 @@ def corpus_ingest(
 
 @corpus_app.command("stats")
 def corpus_stats(
-    store: Path | None = typer.Option(None, "--store"),
+    store: str | None = typer.Option(None, "--store", help=STORE_HELP),
     corpus: list[str] = typer.Option(
         [], "--corpus", help="restrict to these corpora (repeatable)"
     ),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Books, chapters, sections, chunks, a token histogram and per-corpus counts."""
-    with _open_store(store) as st:
+    with _open_store(store, as_json) as st:
         s = st.stats(corpus or None)
         fingerprint = st.fingerprint(corpus or None)
     if as_json:

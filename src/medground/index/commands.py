@@ -90,15 +90,22 @@ def build_one(kind: str, chunks: ChunkSource, corpora: list[str] | None, *, embe
         index = BM25Index.build(chunks.iter_chunks(corpora), settings, chunks_fingerprint=fp, corpora=corpora,
                                 show_progress=show_progress)
     elif kind == "dense":
-        from medground.index.dense import DenseIndex, DenseSettings
+        from medground.index.dense import DenseIndex, DenseSettings, uses_pgvector
         from medground.index.embedders import load_embedder
 
         settings = settings or DenseSettings(embedder=embedder_settings_from(embedder_spec, threads),
                                              index_type=dense_index)
         embedder = load_embedder(settings.embedder)
         with _progress(show_progress, n, "embedding chunks") as advance:
-            index = DenseIndex.build(chunks.iter_chunks(corpora), embedder, settings, chunks_fingerprint=fp,
-                                     corpora=corpora, progress=advance)
+            if uses_pgvector(settings, chunks):  # a Postgres store keeps its vectors beside the chunks
+                from medground.index.pgvector import PgVectorIndex
+
+                index = PgVectorIndex.build(chunks.iter_chunks(corpora), embedder, settings,
+                                            conn=chunks.connection, name=directory.name, chunks_fingerprint=fp,
+                                            corpora=corpora, progress=advance)
+            else:
+                index = DenseIndex.build(chunks.iter_chunks(corpora), embedder, settings, chunks_fingerprint=fp,
+                                         corpora=corpora, progress=advance)
         extra = {"embedder": embedder.name, "embedded": index.embedded, "cached": n - index.embedded}
     elif kind == "splade":
         from medground.index.splade import SpladeEncoder, SpladeIndex, SpladeSettings

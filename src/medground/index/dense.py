@@ -13,7 +13,7 @@ import sqlite3
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import faiss
 import numpy as np
@@ -33,6 +33,9 @@ from medground.registry import register
 from medground.protocols import Embedder, check_query
 from medground.schema import Chunk, Passage
 
+if TYPE_CHECKING:
+    from medground.index.pgvector import PgVectorIndex
+
 log = logging.getLogger(__name__)
 
 _IDS_FILE = "chunk_ids.json"
@@ -49,10 +52,13 @@ class DenseSettings(BaseModel):
     hnsw_ef_search: int = Field(64, ge=8)
     cache: bool = True  # reuse embeddings of unchanged chunks across builds
     include_title: bool = True  # embed "title > section: text" rather than the bare text
+    # Where the vectors live: FAISS files, or pgvector in the Postgres chunk store ("auto": pgvector
+    # exactly when the chunk store is Postgres). Not part of the fingerprint: both hold the same index.
+    backend: Literal["auto", "faiss", "pgvector"] = "auto"
 
     def index_fields(self) -> dict:
         # The embedder identity is checked via Embedder.name; ef_search is a query-time knob.
-        return self.model_dump(mode="json", exclude={"embedder", "cache", "hnsw_ef_search"})
+        return self.model_dump(mode="json", exclude={"embedder", "cache", "hnsw_ef_search", "backend"})
 
 
 def passage_text(chunk: Chunk, include_title: bool = True) -> str:
@@ -185,11 +191,13 @@ class DenseIndex:
         return cls(index, json.loads((directory / _IDS_FILE).read_text()), settings, stored)
 
     def search_vectors(self, queries: np.ndarray, k: int, *,
-                       allowed_rows: np.ndarray | None = None) -> list[tuple[list[str], list[float]]]:
+                       within: Iterable[str] | None = None) -> list[tuple[list[str], list[float]]]:
+        """Top ``k`` (chunk ids, inner products) per query, optionally among ``within`` only."""
         k = min(k, len(self.chunk_ids))
         q = np.ascontiguousarray(queries, dtype=np.float32)
         faiss.normalize_L2(q)
         params = None
+        allowed_rows = self.rows_for(within) if within is not None else None
         if allowed_rows is not None:
             selector = faiss.IDSelectorBatch(np.asarray(allowed_rows, dtype=np.int64))
             params = (faiss.SearchParametersHNSW(sel=selector, efSearch=self.settings.hnsw_ef_search)
@@ -208,12 +216,13 @@ class DenseIndex:
 
 
 class DenseRetriever:
-    """Retriever protocol over a DenseIndex. ``last_timings`` holds the seconds the last call
-    spent encoding queries and searching, reported apart (encoding dominates on CPU)."""
+    """Retriever protocol over a DenseIndex (FAISS) or a PgVectorIndex. ``last_timings`` holds
+    the seconds the last call spent encoding queries and searching, reported apart (encoding
+    dominates on CPU)."""
 
     name = "dense"
 
-    def __init__(self, index: DenseIndex, embedder: Embedder, chunks: ChunkSource):
+    def __init__(self, index: DenseIndex | PgVectorIndex, embedder: Embedder, chunks: ChunkSource):
         if index.fingerprint.embedder and index.fingerprint.embedder != embedder.name:
             raise StaleIndexError(f"dense index was built with embedder {index.fingerprint.embedder!r}, "
                                   f"not {embedder.name!r}; rebuild with `medground index build --retrievers dense`")
@@ -238,13 +247,12 @@ class DenseRetriever:
     def search_encoded(self, vecs: np.ndarray, k: int = 10,
                        chunk_ids: Iterable[str] | None = None) -> list[list[Passage]]:
         t0 = time.perf_counter()
-        rows = self.index.rows_for(chunk_ids) if chunk_ids is not None else None
-        hits = self.index.search_vectors(vecs, k, allowed_rows=rows)
+        hits = self.index.search_vectors(vecs, k, within=chunk_ids)
         self.last_timings["search"] = time.perf_counter() - t0
         return [to_passages(self.chunks, ids, scores, self.name) for ids, scores in hits]
 
     def search_within(self, query: str, k: int, chunk_ids: Iterable[str]) -> list[Passage]:
-        """Search restricted to ``chunk_ids`` (section filtering) with a FAISS IDSelector."""
+        """Search restricted to ``chunk_ids`` (section filtering): a FAISS IDSelector, or SQL."""
         return self.search_encoded(self.encode([query]), k, chunk_ids=chunk_ids)[0]
 
 
@@ -262,35 +270,65 @@ def dense_variant(settings: DenseSettings) -> str | None:
     return f"{settings.embedder.kind}-{digest[:8]}"
 
 
+def uses_pgvector(settings: DenseSettings, chunks: ChunkSource) -> bool:
+    from medground.index.stores import is_postgres
+
+    if settings.backend == "pgvector" and not is_postgres(chunks):
+        raise ValueError("dense backend pgvector needs a Postgres chunk store "
+                         "(retrieve.store: {backend: postgres} or MEDGROUND_STORE=postgresql://…)")
+    return settings.backend == "pgvector" or (settings.backend == "auto" and is_postgres(chunks))
+
+
 def open_dense(settings: DenseSettings | None = None, *, chunks: ChunkSource | None = None,
                corpora: Sequence[str] | None = None, directory: Path | str | None = None,
                embedder: Embedder | None = None, build_if_missing: bool = False) -> DenseRetriever:
+    from medground.index.fingerprint import default_chunk_source
+
     settings = settings or DenseSettings()
     model = embedder or load_embedder(settings.embedder)
     if directory is None:
         directory = index_dir("dense", corpora, dense_variant(settings))
+    chunks = chunks if chunks is not None else default_chunk_source()
+    if uses_pgvector(settings, chunks):
+        return _open_pgvector(settings, model, chunks, corpora, Path(directory), build_if_missing)
     index, source = open_or_build(
         "dense", "dense", chunks=chunks, corpora=corpora, directory=directory,
         build_if_missing=build_if_missing,
         load=lambda where, fp: DenseIndex.load(where, settings, embedder_name=model.name,
                                                chunks_fingerprint=fp),
-        build=lambda items, fp: _build_with_progress(items, model, settings, fp, corpora, chunks),
+        build=lambda items, fp: _with_progress(chunks, corpora, lambda progress: DenseIndex.build(
+            items, model, settings, chunks_fingerprint=fp, corpora=corpora, progress=progress)),
     )
     return DenseRetriever(index, model, source)
 
 
-def _build_with_progress(items, model, settings, fp, corpora, chunks) -> DenseIndex:
+def _open_pgvector(settings, model, chunks, corpora, directory: Path, build_if_missing: bool) -> DenseRetriever:
+    """The pgvector twin of the FAISS path: same staleness checks, same build-on-first-use."""
+    from medground.index.pgvector import PgVectorIndex
+
+    conn = chunks.connection
+    index, source = open_or_build(
+        "dense", "dense (pgvector)", chunks=chunks, corpora=corpora, directory=directory,
+        build_if_missing=build_if_missing,
+        load=lambda where, fp: PgVectorIndex.load(conn, where.name, settings, embedder_name=model.name,
+                                                  chunks_fingerprint=fp),
+        build=lambda items, fp: _with_progress(chunks, corpora, lambda progress: PgVectorIndex.build(
+            items, model, settings, conn=conn, name=directory.name, chunks_fingerprint=fp, corpora=corpora,
+            progress=progress)),
+    )
+    return DenseRetriever(index, model, source)
+
+
+def _with_progress(chunks: ChunkSource, corpora, make):
+    """``make(progress)`` under a progress bar over the chunks to embed (the count when known)."""
     from tqdm import tqdm
 
-    from medground.index.fingerprint import default_chunk_source
-
-    source = chunks if chunks is not None else default_chunk_source()
     try:
-        total = source.count(corpora)
+        total = chunks.count(corpora)
     except (AttributeError, TypeError):
         total = None
     with tqdm(total=total, desc="embedding chunks", unit="chunk", mininterval=2.0) as bar:
-        return DenseIndex.build(items, model, settings, chunks_fingerprint=fp, corpora=corpora, progress=bar.update)
+        return make(bar.update)
 
 
 @register("retriever", "dense")

@@ -202,12 +202,11 @@ def to_passages(
 
 
 def default_chunk_source() -> ChunkSource:
-    """The project's chunk store (``medground corpus ingest`` fills it)."""
-    from medground.index.store import (
-        ChunkStore,  # imported late: written alongside this module
-    )
+    """The project's chunk store (``medground corpus ingest`` fills it): $MEDGROUND_STORE when
+    set (a Postgres URL or a SQLite path), else $MEDGROUND_HOME/store.sqlite."""
+    from medground.index.stores import open_store  # imported late: stores import this module
 
-    return ChunkStore.default()
+    return open_store()
 
 
 class PersistedIndex(Protocol):

@@ -177,6 +177,14 @@ class ChunkStore:
         for row in cur:
             yield self._to_chunk(row)
 
+    def iter_unit_chunks(self, unit: str) -> Iterator[Chunk]:
+        """The chunks of one ingested unit in their order (what `store migrate` copies)."""
+        cur = self._db.execute(
+            f"SELECT {_CHUNK_COLS} FROM chunks WHERE source_unit = ? ORDER BY ordinal", (unit,)
+        )
+        for row in cur:
+            yield self._to_chunk(row)
+
     def get_chunks(self, chunk_ids: Sequence[str]) -> list[Chunk]:
         """Chunks in the order asked; KeyError naming the ids that are not stored."""
         found: dict[str, Chunk] = {}

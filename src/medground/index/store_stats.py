@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from itertools import pairwise
 from typing import Any
@@ -40,9 +41,15 @@ def bin_labels() -> list[str]:
     return [f"{a + 1}-{b}" for a, b in pairwise(edges)] + [f"{TOKEN_BINS[-1] + 1}+"]
 
 
-def compute_stats(db: sqlite3.Connection, where: str, args: list[str]) -> CorpusStats:
+def _sqlite_json_flag(key: str) -> str:
+    return f"(json_extract(metadata, '$.{key}') = 1)"
+
+
+def compute_stats(db: sqlite3.Connection, where: str, args: list, *,
+                  json_flag: Callable[[str], str] = _sqlite_json_flag) -> CorpusStats:
     """Stats of the ``documents``/``chunks`` tables; ``where`` is "" or " WHERE corpus IN (...)"
-    with its bound ``args`` (see ``ChunkStore._where``)."""
+    with its bound ``args`` (see ``ChunkStore._where``). ``json_flag(key)`` is the dialect's SQL
+    for "metadata's ``key`` is true" as 0/1 (SQLite's json_extract; Postgres passes its own)."""
     books = db.execute(
         f"SELECT COUNT(DISTINCT corpus || '/' || book) FROM documents{where}"
         f"{' AND' if where else ' WHERE'} book != ''",
@@ -54,7 +61,7 @@ def compute_stats(db: sqlite3.Connection, where: str, args: list[str]) -> Corpus
         args,
     ).fetchone()[0]
     sections = db.execute(
-        f"SELECT COUNT(*) FROM (SELECT DISTINCT corpus, doc_id, section_path FROM chunks{where})",
+        f"SELECT COUNT(*) FROM (SELECT DISTINCT corpus, doc_id, section_path FROM chunks{where}) AS s",
         args,
     ).fetchone()[0]
     per: dict[str, CorpusCounts] = {}
@@ -77,8 +84,8 @@ def compute_stats(db: sqlite3.Connection, where: str, args: list[str]) -> Corpus
     ):
         hist[labels[b]] = n
     flags = db.execute(
-        "SELECT COALESCE(SUM(json_extract(metadata, '$.short') = 1), 0), "
-        f"COALESCE(SUM(json_extract(metadata, '$.oversized_sentence') = 1), 0) FROM chunks{where}",
+        f"SELECT COALESCE(SUM({json_flag('short')}), 0), "
+        f"COALESCE(SUM({json_flag('oversized_sentence')}), 0) FROM chunks{where}",
         args,
     ).fetchone()
     return CorpusStats(

@@ -32,6 +32,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from medground import registry
+from medground.index.stores import StoreSettings
 from medground.retrieve.base import Reranker, Retriever
 from medground.retrieve.fusion import NormFuser, RRFFuser
 from medground.retrieve.multiquery import (
@@ -73,6 +74,9 @@ class RetrieveSettings(BaseModel):
         default_factory=dict, description="fusion weight per query kind (original, rewrite, ...)"
     )
     corpora: list[str] | None = None
+    store: StoreSettings | None = Field(
+        None, description="the chunk store to read (default: $MEDGROUND_STORE, else the SQLite file); "
+                          "a Postgres store keeps dense vectors in pgvector")
 
     @field_validator("retrievers", mode="before")
     @classmethod
@@ -138,6 +142,10 @@ class RetrievalEngine:
         self.settings = settings
         self._given = dict(retrievers or {})
         self._reranker = reranker
+        if chunks is None and settings.store is not None:
+            from medground.index.stores import open_store
+
+            chunks = open_store(settings.store)
         self._chunks = chunks
         self._section_index = section_index
         self._count = count_tokens
