@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import time
 
 from medground.schema import Answer, Question
@@ -43,7 +44,27 @@ class FakePipeline:
                       tokens={"prompt": 10, "completion": 2})
 
 
+class CrashingPipeline(FakePipeline):
+    """Kills its process at question ``at`` while the file ``flag`` exists (a lost Ray worker);
+    ``once``: the flag is removed first, so the retry of the same question succeeds."""
+
+    def __init__(self, name: str, at: str, flag: str, once: bool, **kw):
+        super().__init__(name, **kw)
+        self.at, self.flag, self.once = at, flag, once
+
+    def answer(self, q: Question) -> Answer:
+        if q.qid == self.at and os.path.exists(self.flag):
+            if self.once:
+                os.remove(self.flag)
+            os._exit(1)
+        return super().answer(q)
+
+
 def make_fake(config: dict) -> FakePipeline:
     """A ``make_pipeline`` factory: the run config chooses skill and speed."""
-    return FakePipeline(config.get("name", "fake"), skill=config.get("skill", 0.5), sleep=config.get("sleep", 0.0),
-                        parse_fail_every=config.get("parse_fail_every", 0), votes=config.get("votes", False))
+    kw = dict(skill=config.get("skill", 0.5), sleep=config.get("sleep", 0.0),
+              parse_fail_every=config.get("parse_fail_every", 0), votes=config.get("votes", False))
+    if "crash" in config:
+        c = config["crash"]
+        return CrashingPipeline(config.get("name", "fake"), c["at"], c["flag"], c.get("once", False), **kw)
+    return FakePipeline(config.get("name", "fake"), **kw)

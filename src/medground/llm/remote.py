@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 from typing import Any
 
 from medground.llm.base import LLMRequestError, LLMSettings
@@ -33,7 +34,8 @@ class OpenAICompatibleLLM(BaseLLM):
         self._openai = openai
         self._client = openai.OpenAI(**common)
         self._async_client_args = common
-        self._aclient: tuple[Any, Any] | None = None
+        # Per thread: questions answered on several threads each run chat_many on their own loop.
+        self._aclients = threading.local()
 
     def _split(self, body: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
         """Standard arguments for the SDK; the rest travels as extra_body."""
@@ -90,9 +92,10 @@ class OpenAICompatibleLLM(BaseLLM):
     def _async_client(self) -> Any:
         # An async client is bound to its event loop; chat_many runs a fresh loop per call.
         loop = asyncio.get_running_loop()
-        if self._aclient is None or self._aclient[0] is not loop:
-            self._aclient = (loop, self._openai.AsyncOpenAI(**self._async_client_args))
-        return self._aclient[1]
+        bound = getattr(self._aclients, "bound", None)
+        if bound is None or bound[0] is not loop:
+            bound = self._aclients.bound = (loop, self._openai.AsyncOpenAI(**self._async_client_args))
+        return bound[1]
 
 
 @register("llm", "openai")
