@@ -136,6 +136,67 @@ def pgvector_row(xb: np.ndarray, xq: np.ndarray, truth: np.ndarray, k: int, url:
     return row
 
 
+def real_rows(url: str, args) -> dict:
+    """The shipped corpus in Postgres: migrate the SQLite store into a fresh database, build the
+    textbooks' dense index in pgvector (embeddings from the cache: this times the backend, not
+    the embedder), and compare top-10 with the FAISS index on the same questions."""
+    import uuid
+
+    from medground.eval.datasets import load_dataset, subset
+    from medground.index.dense import DenseSettings, open_dense
+    from medground.index.embedders import load_embedder
+    from medground.index.pgstore import PgChunkStore, connect, migrate
+    from medground.index.store import ChunkStore
+
+    admin = connect(url)
+    db = f"mg_scale_{uuid.uuid4().hex[:8]}"
+    admin.execute(f"CREATE DATABASE {db}")
+    db_url = url.replace("/postgres?", f"/{db}?") if "/postgres?" in url else url.rsplit("/", 1)[0] + "/" + db
+    corpora = ["openstax"]
+    out: dict = {}
+    try:
+        with ChunkStore.default() as sqlite_store, PgChunkStore(db_url) as pg:
+            t0 = time.perf_counter()
+            counts = migrate(sqlite_store, pg)
+            secs = time.perf_counter() - t0
+            out["migrate"] = {"chunks": counts["chunks"], "units": counts["units"], "seconds": round(secs, 1),
+                              "chunks_per_s": round(counts["chunks"] / secs, 1),
+                              "fingerprint_matches": pg.fingerprint() == sqlite_store.fingerprint()}
+            print(f"  migrate: {counts['chunks']:,} chunks in {secs:.1f} s", flush=True)
+            embedder = load_embedder(DenseSettings().embedder)
+            faiss_r = open_dense(DenseSettings(), chunks=sqlite_store, corpora=corpora, embedder=embedder)
+            questions = [q.question for q in subset(load_dataset("mirage/mmlu"), args.queries, seed=0)]
+            vecs = faiss_r.encode(questions)
+            truth = [[p.chunk.chunk_id for p in hits] for hits in faiss_r.search_encoded(vecs, 10)]
+            rows = []
+            for index_type in ("flat", "hnsw"):
+                t0 = time.perf_counter()
+                pg_r = open_dense(DenseSettings(index_type=index_type), chunks=pg, corpora=corpora,
+                                  embedder=embedder, build_if_missing=True)
+                build = time.perf_counter() - t0
+                times, overlaps = [], []
+                for v, want in zip(vecs, truth):
+                    t1 = time.perf_counter()
+                    got = [p.chunk.chunk_id for p in pg_r.search_encoded(v[None, :], 10)[0]]
+                    times.append(time.perf_counter() - t1)
+                    overlaps.append(len(set(got) & set(want)) / 10)
+                ms = np.asarray(times) * 1000
+                rows.append({"backend": f"pgvector-{index_type}", "chunks": len(pg_r.index), "build_s": round(build, 1),
+                             "build_chunks_per_s": round(len(pg_r.index) / build, 1),
+                             "top10_overlap_vs_faiss": round(float(np.mean(overlaps)), 4),
+                             "p50_ms": round(float(np.percentile(ms, 50)), 2),
+                             "p95_ms": round(float(np.percentile(ms, 95)), 2)})
+                print(f"  pgvector-{index_type}: build {build:.1f} s, top-10 overlap with FAISS "
+                      f"{rows[-1]['top10_overlap_vs_faiss']:.3f}, p50 {rows[-1]['p50_ms']} ms "
+                      "(search + chunk fetch)", flush=True)
+            out["dense_openstax"] = rows
+            out["queries"] = f"{args.queries} seeded MMLU-Med questions (seed 0); embedder {embedder.name}"
+    finally:
+        admin.execute(f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")
+        admin.close()
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="100000", help="comma-separated vector counts")
@@ -149,6 +210,8 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2, help="FAISS build threads (queries run one at a time)")
     ap.add_argument("--pg-url", default=None, help="a postgresql:// URL (default: an embedded server in a temp dir)")
     ap.add_argument("--load-note", default="", help="what else ran on the machine (stated in the JSON)")
+    ap.add_argument("--real", action="store_true",
+                    help="also migrate the shipped chunk store to Postgres and compare with FAISS on real queries")
     ap.add_argument("--out", type=Path, default=RESULTS)
     args = ap.parse_args()
     args.backends = [b.strip() for b in args.backends.split(",")]
@@ -156,13 +219,18 @@ def main() -> None:
 
     faiss.omp_set_num_threads(args.threads)
     url, server = args.pg_url, None
-    if "pgvector-hnsw" in args.backends and url is None:
-        import pgserver
+    if "pgvector-hnsw" in args.backends or args.real:
+        if url is None:
+            import pgserver
 
-        server = pgserver.get_server(Path(tempfile.mkdtemp(prefix="mg-scale-")) / "pgdata", cleanup_mode="stop")
-        url = server.get_uri()
+            server = pgserver.get_server(Path(tempfile.mkdtemp(prefix="mg-scale-")) / "pgdata", cleanup_mode="stop")
+            url = server.get_uri()
+    real = None
+    if args.real:
+        print("the shipped corpus in Postgres", flush=True)
+        real = real_rows(url, args)
     rows = []
-    for n in [int(s) for s in args.sizes.split(",")]:
+    for n in [int(s) for s in args.sizes.split(",") if s]:
         print(f"n = {n:,} vectors, {args.dim}-d, {args.queries} queries", flush=True)
         xb = mixture(n, args.dim, seed=0)
         xq = mixture(args.queries, args.dim, seed=1)
@@ -174,6 +242,12 @@ def main() -> None:
     if server is not None:
         server.cleanup()
     out = json.loads(args.out.read_text()) if args.out.exists() else {}
+    if real is not None:
+        out["postgres_real"] = {"command": "python " + " ".join(shlex.quote(a) for a in sys.argv),
+                                "load": args.load_note, **real}
+    if not rows:
+        args.out.write_text(json.dumps(out, indent=2) + "\n")
+        return
     out["vectors"] = {
         "command": "python " + " ".join(shlex.quote(a) for a in sys.argv),
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "load": args.load_note},

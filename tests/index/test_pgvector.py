@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from medground.index.dense import DenseIndex, DenseRetriever, DenseSettings, open_dense
+from medground.index.dense import DenseIndex, DenseRetriever, DenseSettings, dense_dir, open_dense
 from medground.index.embedders import EmbedderSettings, OnnxMiniLMEmbedder
 from medground.index.fingerprint import IndexFingerprint, IndexNotFoundError, StaleIndexError
 from medground.index.store import ChunkStore, ManifestEntry
@@ -71,6 +71,10 @@ def test_pgvector_answers_like_faiss(sqlite_store, pg_store, embedder, index_typ
     faiss_r = open_dense(settings, chunks=sqlite_store, embedder=embedder, build_if_missing=True)
     pg_r = open_dense(settings, chunks=pg_store, embedder=embedder, build_if_missing=True)
     assert isinstance(faiss_r.index, DenseIndex) and isinstance(pg_r.index, PgVectorIndex)
+    # The pgvector index's local record never lands in the FAISS index's directory.
+    faiss_dir = dense_dir(settings, None)
+    assert pg_r.index.name != faiss_dir.name and not (faiss_dir / "pgvector.json").exists()
+    assert (dense_dir(settings, None, pgvector=True) / "pgvector.json").exists()
     for q in QUERIES:
         a, b = faiss_r.search(q, k=4), pg_r.search(q, k=4)
         assert [p.chunk.chunk_id for p in a] == [p.chunk.chunk_id for p in b]

@@ -78,11 +78,11 @@ def build_one(kind: str, chunks: ChunkSource, corpora: list[str] | None, *, embe
     ``ray``: dense chunks are embedded on its workers (index.rayembed)."""
     directory = index_dir(kind, corpora)
     if kind == "dense":
-        from medground.index.dense import DenseSettings, dense_variant
+        from medground.index.dense import DenseSettings, dense_dir, uses_pgvector
 
         settings = settings or DenseSettings(embedder=embedder_settings_from(embedder_spec, threads),
                                              index_type=dense_index)
-        directory = index_dir(kind, corpora, dense_variant(settings))
+        directory = dense_dir(settings, corpora, pgvector=uses_pgvector(settings, chunks))
     fp = chunks.fingerprint(corpora)
     n = chunks.count(corpora)
     t0 = time.perf_counter()
@@ -93,7 +93,7 @@ def build_one(kind: str, chunks: ChunkSource, corpora: list[str] | None, *, embe
         index = BM25Index.build(chunks.iter_chunks(corpora), settings, chunks_fingerprint=fp, corpora=corpora,
                                 show_progress=show_progress)
     elif kind == "dense":
-        from medground.index.dense import DenseIndex, DenseSettings, uses_pgvector
+        from medground.index.dense import DenseIndex, DenseSettings
         from medground.index.embedders import load_embedder
 
         settings = settings or DenseSettings(embedder=embedder_settings_from(embedder_spec, threads),

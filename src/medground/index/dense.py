@@ -270,6 +270,16 @@ def dense_variant(settings: DenseSettings) -> str | None:
     return f"{settings.embedder.kind}-{digest[:8]}"
 
 
+def dense_dir(settings: DenseSettings, corpora: Sequence[str] | None, *, pgvector: bool = False) -> Path:
+    """Where a dense index of these settings lives: indexes/dense[-variant][-corpora] for FAISS;
+    a pgvector index (its vectors are in the database) keeps its fingerprint and table name in
+    indexes/dense-pgvector[-variant][-corpora], never in a FAISS index's directory."""
+    variant = dense_variant(settings)
+    if pgvector:
+        variant = "pgvector" if variant is None else f"pgvector-{variant}"
+    return index_dir("dense", corpora, variant)
+
+
 def uses_pgvector(settings: DenseSettings, chunks: ChunkSource) -> bool:
     from medground.index.stores import is_postgres
 
@@ -286,10 +296,11 @@ def open_dense(settings: DenseSettings | None = None, *, chunks: ChunkSource | N
 
     settings = settings or DenseSettings()
     model = embedder or load_embedder(settings.embedder)
-    if directory is None:
-        directory = index_dir("dense", corpora, dense_variant(settings))
     chunks = chunks if chunks is not None else default_chunk_source()
-    if uses_pgvector(settings, chunks):
+    pgvector = uses_pgvector(settings, chunks)
+    if directory is None:
+        directory = dense_dir(settings, corpora, pgvector=pgvector)
+    if pgvector:
         return _open_pgvector(settings, model, chunks, corpora, Path(directory), build_if_missing)
     index, source = open_or_build(
         "dense", "dense", chunks=chunks, corpora=corpora, directory=directory,

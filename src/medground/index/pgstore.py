@@ -196,8 +196,10 @@ class PgChunkStore:
     def manifest_entry(self, unit: str) -> ManifestEntry | None:
         return next((m for m in self.manifest() if m.unit == unit), None)
 
-    def documents(self, corpora: Sequence[str] | None = None) -> Iterator[StoredDocument]:
+    def documents(self, corpora: Sequence[str] | None = None, *, unit: str | None = None) -> Iterator[StoredDocument]:
         where, args = self._where(corpora)
+        if unit is not None:
+            where, args = f"{where}{' AND' if where else ' WHERE'} source_unit = %s", [*args, unit]
         cur = self._db.execute(
             "SELECT doc_id, corpus, source_unit, book, unit, chapter, title, source_path, glossary, "
             f"review_questions, metadata FROM documents{where} ORDER BY corpus, source_unit, ordinal", args)
@@ -272,7 +274,7 @@ def migrate(source, target: PgChunkStore, *, progress=None) -> dict[str, int]:
         if done.get(entry.unit) == entry.chunks_sha256:
             counts["skipped"] += 1
             continue
-        docs = [d for d in source.documents([entry.corpus]) if d.source_unit == entry.unit]
+        docs = list(source.documents(unit=entry.unit))
         chunks = list(source.iter_unit_chunks(entry.unit))
         documents = [Document(doc_id=d.doc_id, corpus=d.corpus, source_path=d.source_path, title=d.title,
                               blocks=[], book=d.book, unit=d.unit, chapter=d.chapter, glossary=d.glossary,

@@ -241,9 +241,12 @@ class ChunkStore:
         return next((m for m in self.manifest() if m.unit == unit), None)
 
     def documents(
-        self, corpora: Sequence[str] | None = None
+        self, corpora: Sequence[str] | None = None, *, unit: str | None = None
     ) -> Iterator[StoredDocument]:
+        """Documents of the given corpora (or of one ingested ``unit``) in ingest order."""
         where, args = self._where(corpora)
+        if unit is not None:
+            where, args = f"{where}{' AND' if where else ' WHERE'} source_unit = ?", [*args, unit]
         cur = self._db.execute(
             "SELECT doc_id, corpus, source_unit, book, unit, chapter, title, source_path, "
             f"glossary, review_questions, metadata FROM documents{where} "
