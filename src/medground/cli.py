@@ -83,5 +83,19 @@ def verbose() -> bool:
     return logging.getLogger("medground").isEnabledFor(logging.INFO)
 
 
+def main() -> None:
+    """The console entry point: errors that name what the user must fix (an unreachable database)
+    are printed as one line instead of a traceback, wherever in a command they surface."""
+    import sys
+
+    from medground.index.pgstore import StoreConnectionError
+
+    try:
+        app()
+    except StoreConnectionError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(1)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    app()
+    main()

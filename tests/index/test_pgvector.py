@@ -146,3 +146,16 @@ def test_migrate_command(sqlite_store, pg_url, tmp_path):
     bad = CliRunner().invoke(app, ["store", "migrate", "--to", "postgresql://x:pw@127.0.0.1:1/db",
                                    "--from", str(tmp_path / "store.sqlite")])
     assert bad.exit_code == 1 and "127.0.0.1:1" in bad.output and "pw@" not in bad.output
+
+
+def test_unreachable_store_is_one_line_from_any_command(monkeypatch, capsys):
+    import sys
+
+    from medground.cli import main
+
+    monkeypatch.setenv("MEDGROUND_STORE", "postgresql://x:pw@127.0.0.1:1/db")
+    monkeypatch.setattr(sys, "argv", ["medground", "search", "digoxin toxicity"])
+    with pytest.raises(SystemExit) as exit_:
+        main()
+    err = capsys.readouterr().err
+    assert exit_.value.code == 1 and "127.0.0.1:1" in err and "pw@" not in err and "Traceback" not in err
