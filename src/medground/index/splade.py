@@ -17,7 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 from pydantic import BaseModel, ConfigDict, Field
 
-from medground.index.dense import passage_text
+from medground.index.dense import length_blocks, passage_text
 from medground.index.fingerprint import (
     ChunkSource,
     IndexFingerprint,
@@ -70,24 +70,47 @@ class SpladeEncoder:
         self._torch = torch
 
     def encode(self, texts: Sequence[str], top_terms: int | None = None) -> sp.csr_matrix:
+        """One sparse row per text, in the order given.
+
+        The texts are batched in order of length (little padding), and the max over tokens is
+        taken before log1p(relu(.)), which is the same value (both are monotone) at a fraction
+        of the cost: the (tokens × vocabulary) logits are the bulk of the work. For a
+        BertForMaskedLM the vocabulary head runs on each text's own tokens only, never on
+        padding, so its logits stay small enough for the CPU cache (benchmarks/embed_cpu.py:
+        ~4x fewer seconds per passage than log1p(relu(.)) over the whole padded batch)."""
         torch = self._torch
-        rows: list[sp.csr_matrix] = []
+        texts = list(texts)
+        out: list[sp.csr_matrix | None] = [None] * len(texts)
         bs = self.settings.batch_size
-        for start in range(0, len(texts), bs):
-            batch = list(texts[start:start + bs])
-            enc = self.tokenizer(batch, padding=True, truncation=True, max_length=self.settings.max_length,
-                                 return_tensors="pt")
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        for start in range(0, len(order), bs):
+            rows = order[start:start + bs]
+            enc = self.tokenizer([texts[i] for i in rows], padding=True, truncation=True,
+                                 max_length=self.settings.max_length, return_tensors="pt")
             with torch.inference_mode():
-                logits = self.model(**enc).logits  # (B, L, V)
-                weights = torch.log1p(torch.relu(logits)) * enc["attention_mask"].unsqueeze(-1)
-                weights = weights.amax(dim=1)  # (B, V)
+                weights = self._max_logits(enc)  # (B, V): max over real tokens
+                weights = torch.log1p(torch.relu(weights))
                 if top_terms:
                     vals, idx = weights.topk(min(top_terms, weights.shape[1]), dim=1)
                     weights = torch.zeros_like(weights).scatter_(1, idx, vals)
-            rows.append(sp.csr_matrix(weights.numpy().astype(np.float32)))
-        if not rows:
+            block = sp.csr_matrix(weights.numpy().astype(np.float32))
+            for j, i in enumerate(rows):
+                out[i] = block[j]
+        if not out:
             return sp.csr_matrix((0, self.vocab_size), dtype=np.float32)
-        return sp.vstack(rows, format="csr")
+        return sp.vstack(out, format="csr")
+
+    def _max_logits(self, enc):
+        """(B, V) max over each text's tokens of the MLM logits (padding excluded)."""
+        torch = self._torch
+        mask = enc["attention_mask"]
+        body, head = getattr(self.model, "bert", None), getattr(self.model, "cls", None)
+        if body is None or head is None:  # another MLM architecture: whole padded batch, padding masked
+            logits = self.model(**enc).logits  # (B, L, V)
+            return logits.masked_fill_(mask.unsqueeze(-1) == 0, float("-inf")).amax(dim=1)
+        hidden = body(**enc).last_hidden_state  # (B, L, H)
+        lengths = mask.sum(dim=1).tolist()
+        return torch.stack([head(hidden[j, :n]).amax(dim=0) for j, n in enumerate(lengths)])
 
     def terms(self, vec: sp.csr_matrix, n: int = 10) -> list[tuple[str, float]]:
         """The heaviest vocabulary terms of one encoded row (to inspect query expansion)."""
@@ -113,16 +136,19 @@ class SpladeIndex:
         if not chunks:
             raise ValueError("cannot build a SPLADE index from zero chunks")
         s = encoder.settings
-        parts = []
-        step = max(s.batch_size * 8, 1)
-        for start in range(0, len(chunks), step):
-            part = chunks[start:start + step]
-            parts.append(encoder.encode([passage_text(c, s.include_title) for c in part], top_terms=s.doc_top_terms))
+        texts = [passage_text(c, s.include_title) for c in chunks]
+        parts, placed = [], []
+        # Length-sorted blocks across the whole build (little padding), in an order that keeps
+        # the progress bar's rate even.
+        for rows in length_blocks(texts, range(len(texts)), max(s.batch_size * 8, 1)):
+            parts.append(encoder.encode([texts[i] for i in rows], top_terms=s.doc_top_terms))
+            placed.extend(rows)
             if progress:
-                progress(len(part))
+                progress(len(rows))
+        matrix = sp.vstack(parts, format="csr")[np.argsort(placed)]  # back to the chunks' order
         fp = IndexFingerprint(kind=cls.kind, settings=s.index_fields(), chunks=chunks_fingerprint,
                               chunk_count=len(chunks), corpora=list(corpora) if corpora else None)
-        return cls(sp.vstack(parts, format="csr"), [c.chunk_id for c in chunks], s, fp)
+        return cls(matrix, [c.chunk_id for c in chunks], s, fp)
 
     def save(self, directory: Path | str) -> Path:
         directory = Path(directory)
