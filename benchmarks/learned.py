@@ -12,6 +12,8 @@ pairs the 500 PubMedQA items outside the official test ids.
 2. PubMedQA known-item retrieval: the 500 official test questions against all 1,000 labelled
    abstracts (one chunk per paragraph), MRR@10 and R@1/5/10 of the question's own abstract.
 3. The grounded reader: read from the sweep's records (rag-focus vs rag-focus-tuned), if run.
+4. LLM-AMT's whole retriever: the hybrid top 32 re-ordered by the cross-encoder fine-tuned on the
+   same feedback (`--reranker DIR`) vs the hybrid order, answer@k on the same 200 + 200.
 
     python benchmarks/learned.py --model .medground/models/minilm-feedback-gain [--n 200]
 """
@@ -78,6 +80,39 @@ def answer_at_k(args) -> dict:
     return out
 
 
+def rerank_at_k(args) -> dict:
+    """LLM-AMT's full retriever: the hybrid top 32 (BM25 + dense, normalized sum) as is, vs
+    re-ordered by the cross-encoder fine-tuned on the same feedback; answer@k, McNemar."""
+    from medground.pipelines.factory import shared_engine
+    from medground.retrieve.engine import RetrieveSettings
+
+    base = dict(retrievers=[{"name": "bm25"}, {"name": "dense"}], fusion="norm", top=32, final_k=max(KS),
+                corpora=["openstax"])
+    engines = {"hybrid": shared_engine(RetrieveSettings(**base)),
+               "hybrid + tuned cross-encoder": shared_engine(RetrieveSettings(
+                   **base, rerank={"name": "cross-encoder", "model": args.reranker, "candidates": 32}))}
+    out = {}
+    for ds, rows in {"mmlu_med": mcq_rows("mirage/mmlu", args.n, args.seed),
+                     "medqa": mcq_rows("mirage/medqa", args.n, args.seed)}.items():
+        per = {}
+        for name, engine in engines.items():
+            t = time.perf_counter()
+            ranked = [engine.ranked(r["question"])[: max(KS)] for r in rows]
+            res = {}
+            for k in KS:
+                res.update(answer_hits(ranked, rows, k))
+            res["ms_per_query"] = round(1000 * (time.perf_counter() - t) / len(rows), 1)
+            per[name] = res
+            print(f"{ds} {name}: answer@6 {res['answer@6']:.3f}", file=sys.stderr, flush=True)
+        test = {}
+        for k in KS:
+            a = [c == "1" for c in per["hybrid"][f"hits@{k}"]]
+            b = [c == "1" for c in per["hybrid + tuned cross-encoder"][f"hits@{k}"]]
+            test[f"answer@{k}"] = mcnemar_row(a, b)
+        out[ds] = {"n": len(rows), **per, "mcnemar_reranked_vs_hybrid": test}
+    return {"reranker": args.reranker, **out}
+
+
 def pubmedqa_retrieval(args) -> dict:
     from medground.index.dense import DenseIndex, DenseRetriever, DenseSettings
     from medground.index.embedders import EmbedderSettings, load_embedder
@@ -123,15 +158,19 @@ def main() -> None:
     ap.add_argument("--model", required=True, help="the fine-tuned SentenceTransformer directory")
     ap.add_argument("--n", type=int, default=200)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--only", choices=["answer", "pubmedqa", "reader"], action="append")
+    ap.add_argument("--reranker", default=".medground/models/ce-feedback-gain",
+                    help="the fine-tuned CrossEncoder directory (part 'rerank')")
+    ap.add_argument("--only", choices=["answer", "rerank", "pubmedqa", "reader"], action="append")
     args = ap.parse_args()
-    parts = args.only or ["answer", "pubmedqa", "reader"]
+    parts = args.only or ["answer", "rerank", "pubmedqa", "reader"]
     data = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     training = Path(args.model) / "heldout_eval.json"
     if training.exists():
         data["training"] = json.loads(training.read_text())
     if "answer" in parts:
         data["answer_at_k"] = answer_at_k(args)
+    if "rerank" in parts:
+        data["rerank_at_k"] = rerank_at_k(args)
     if "pubmedqa" in parts:
         data["pubmedqa"] = pubmedqa_retrieval(args)
     if "reader" in parts:
@@ -148,6 +187,11 @@ def main() -> None:
             print(f"{ds:9s} {label:28s} n={row['n']} answer@6 base {row['base']['answer@6']:.3f} "
                   f"tuned {row['fine-tuned']['answer@6']:.3f}  (+{t['only_this_right']}/-{t['only_baseline_right']}, "
                   f"p={t['p_value']})")
+    for ds, row in ((d, r) for d, r in data.get("rerank_at_k", {}).items() if isinstance(r, dict)):
+        t = row["mcnemar_reranked_vs_hybrid"]["answer@6"]
+        print(f"{ds:9s} rerank n={row['n']} answer@6 hybrid {row['hybrid']['answer@6']:.3f} reranked "
+              f"{row['hybrid + tuned cross-encoder']['answer@6']:.3f}  (+{t['only_this_right']}/"
+              f"-{t['only_baseline_right']}, p={t['p_value']})")
     if "pubmedqa" in data:
         p = data["pubmedqa"]
         print(f"pubmedqa  MRR@10 base {p['base']['MRR@10']:.4f} tuned {p['fine-tuned']['MRR@10']:.4f} "
