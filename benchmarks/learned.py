@@ -54,6 +54,17 @@ def textbook_engine(model: str | None, hybrid: bool):
                                           final_k=max(KS), corpora=["openstax"]))
 
 
+def score(engine, rows: list[dict]) -> dict:
+    """answer@k for every k of KS (per-question hits kept for McNemar) and ms per query."""
+    t = time.perf_counter()
+    ranked = [engine.ranked(r["question"])[: max(KS)] for r in rows]
+    res: dict = {}
+    for k in KS:
+        res.update(answer_hits(ranked, rows, k))
+    res["ms_per_query"] = round(1000 * (time.perf_counter() - t) / len(rows), 1)
+    return res
+
+
 def answer_at_k(args) -> dict:
     out = {}
     sets = {"mmlu_med": mcq_rows("mirage/mmlu", args.n, args.seed), "medqa": mcq_rows("mirage/medqa", args.n, args.seed)}
@@ -63,13 +74,7 @@ def answer_at_k(args) -> dict:
         for ds, rows in sets.items():
             per = {}
             for name, engine in engines.items():
-                t = time.perf_counter()
-                ranked = [engine.ranked(r["question"])[: max(KS)] for r in rows]
-                res = {}
-                for k in KS:
-                    res.update(answer_hits(ranked, rows, k))
-                res["ms_per_query"] = round(1000 * (time.perf_counter() - t) / len(rows), 1)
-                per[name] = res
+                per[name] = res = score(engine, rows)
                 print(f"{ds} {label} {name}: answer@6 {res['answer@6']:.3f}", file=sys.stderr, flush=True)
             test = {}
             for k in KS:
@@ -96,13 +101,7 @@ def rerank_at_k(args) -> dict:
                      "medqa": mcq_rows("mirage/medqa", args.n, args.seed)}.items():
         per = {}
         for name, engine in engines.items():
-            t = time.perf_counter()
-            ranked = [engine.ranked(r["question"])[: max(KS)] for r in rows]
-            res = {}
-            for k in KS:
-                res.update(answer_hits(ranked, rows, k))
-            res["ms_per_query"] = round(1000 * (time.perf_counter() - t) / len(rows), 1)
-            per[name] = res
+            per[name] = res = score(engine, rows)
             print(f"{ds} {name}: answer@6 {res['answer@6']:.3f}", file=sys.stderr, flush=True)
         test = {}
         for k in KS:

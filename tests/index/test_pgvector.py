@@ -16,16 +16,7 @@ pytest.importorskip("pgserver")
 from medground.index.pgstore import PgChunkStore, StoreConnectionError, migrate, redact  # noqa: E402
 from medground.index.pgvector import PgVectorIndex  # noqa: E402
 
-TEXTS = {
-    "scurvy": ("Vitamins", "Vitamin C deficiency causes scurvy: bleeding gums and poor wound healing."),
-    "insulin": ("Diabetes", "Insulin lowers blood glucose; type 1 diabetes needs insulin replacement."),
-    "beta": ("Cardiac drugs", "Beta-blockers such as metoprolol lower heart rate and blood pressure."),
-    "morphine": ("Opioids", "Morphine is given for severe pain; watch for respiratory depression."),
-    "asthma": ("Respiratory", "Albuterol is a short-acting bronchodilator used in acute asthma attacks."),
-    "iron": ("Anemia", "Iron deficiency anemia presents with fatigue and microcytic red cells."),
-    "stroke": ("Neurology", "Sudden one-sided weakness and slurred speech suggest an ischemic stroke."),
-    "uti": ("Infections", "Burning urination and frequency point to a urinary tract infection."),
-}
+from .test_dense import TEXTS  # noqa: E402  (the same eight chunks as the FAISS tests)
 QUERIES = ["lack of ascorbic acid", "drug for wheezing", "one arm is weak", "pain when peeing", "tired, pale"]
 
 

@@ -144,6 +144,21 @@ def embed_chunks(chunks: Sequence[Chunk], embedder: Embedder, *, include_title: 
     return out, len(todo)
 
 
+def embed_for_index(chunks: Sequence[Chunk], embedder: Embedder, settings: DenseSettings,
+                    progress=None) -> tuple[np.ndarray, int]:
+    """What every dense backend builds from: the chunks' vectors (through the embedding cache
+    unless ``settings.cache`` is off) and how many had to be embedded."""
+    if not chunks:
+        raise ValueError("cannot build a dense index from zero chunks")
+    cache = EmbeddingCache(embedder.name) if settings.cache else None
+    try:
+        return embed_chunks(chunks, embedder, include_title=settings.include_title, cache=cache,
+                            progress=progress)
+    finally:
+        if cache:
+            cache.close()
+
+
 class DenseIndex:
     kind = "dense"
 
@@ -166,15 +181,7 @@ class DenseIndex:
               progress=None) -> DenseIndex:
         settings = settings or DenseSettings()
         chunks = list(chunks)
-        if not chunks:
-            raise ValueError("cannot build a dense index from zero chunks")
-        cache = EmbeddingCache(embedder.name) if settings.cache else None
-        try:
-            vecs, embedded = embed_chunks(chunks, embedder, include_title=settings.include_title,
-                                          cache=cache, progress=progress)
-        finally:
-            if cache:
-                cache.close()
+        vecs, embedded = embed_for_index(chunks, embedder, settings, progress)
         faiss.normalize_L2(vecs)  # inner product == cosine whatever the embedder returns
         if settings.index_type == "hnsw":
             index = faiss.IndexHNSWFlat(embedder.dim, settings.hnsw_m, faiss.METRIC_INNER_PRODUCT)

@@ -24,6 +24,7 @@ from typing import Any
 from medground import paths
 from medground.index.store import (
     SCHEMA_VERSION,
+    ChunkStore,
     CorpusStats,
     DuplicateChunkError,
     ManifestEntry,
@@ -138,12 +139,7 @@ class PgChunkStore:
             return "", []
         return f" WHERE {column} = ANY(%s)", [list(corpora)]
 
-    @staticmethod
-    def _to_chunk(row: tuple) -> Chunk:
-        return Chunk(chunk_id=row[0], doc_id=row[1], corpus=row[2], source_path=row[3], text=row[4],
-                     title=row[5], book=row[6] or "", chapter=row[7] or "",
-                     section_path=tuple(json.loads(row[8])), token_count=row[9], char_start=row[10],
-                     char_end=row[11], metadata=json.loads(row[12]) if row[12] else {})
+    _to_chunk = staticmethod(ChunkStore._to_chunk)  # same columns, same row layout
 
     def iter_chunks(self, corpora: Sequence[str] | None = None) -> Iterator[Chunk]:
         """All chunks (of the given corpora) ordered by corpus, unit, position in the unit;

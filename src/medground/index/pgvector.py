@@ -111,19 +111,11 @@ class PgVectorIndex:
     def build(cls, chunks: Iterable[Chunk], embedder, settings, *, conn, name: str,
               chunks_fingerprint: str | None = None, corpora: Sequence[str] | None = None,
               progress=None) -> PgVectorIndex:
-        from medground.index.dense import EmbeddingCache, embed_chunks
+        from medground.index.dense import embed_for_index
 
         chunks = list(chunks)
-        if not chunks:
-            raise ValueError("cannot build a dense index from zero chunks")
         ensure_vector_extension(conn)
-        cache = EmbeddingCache(embedder.name) if settings.cache else None
-        try:
-            vecs, embedded = embed_chunks(chunks, embedder, include_title=settings.include_title,
-                                          cache=cache, progress=progress)
-        finally:
-            if cache:
-                cache.close()
+        vecs, embedded = embed_for_index(chunks, embedder, settings, progress)
         fp = IndexFingerprint(kind=cls.kind, settings=settings.index_fields(), embedder=embedder.name,
                               chunks=chunks_fingerprint, chunk_count=len(chunks),
                               corpora=list(corpora) if corpora else None, versions=_versions(conn))
