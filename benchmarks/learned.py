@@ -65,6 +65,13 @@ def score(engine, rows: list[dict]) -> dict:
     return res
 
 
+def paired(base: dict, other: dict) -> dict:
+    """Exact McNemar of ``other`` vs ``base`` on the same questions, for every answer@k."""
+    def hits(res: dict, k: int) -> list[bool]:
+        return [c == "1" for c in res[f"hits@{k}"]]
+    return {f"answer@{k}": mcnemar_row(hits(base, k), hits(other, k)) for k in KS}
+
+
 def answer_at_k(args) -> dict:
     out = {}
     sets = {"mmlu_med": mcq_rows("mirage/mmlu", args.n, args.seed), "medqa": mcq_rows("mirage/medqa", args.n, args.seed)}
@@ -76,12 +83,8 @@ def answer_at_k(args) -> dict:
             for name, engine in engines.items():
                 per[name] = res = score(engine, rows)
                 print(f"{ds} {label} {name}: answer@6 {res['answer@6']:.3f}", file=sys.stderr, flush=True)
-            test = {}
-            for k in KS:
-                a = [c == "1" for c in per["base"][f"hits@{k}"]]
-                b = [c == "1" for c in per["fine-tuned"][f"hits@{k}"]]
-                test[f"answer@{k}"] = mcnemar_row(a, b)
-            out.setdefault(ds, {})[label] = {"n": len(rows), **per, "mcnemar_fine_tuned_vs_base": test}
+            out.setdefault(ds, {})[label] = {"n": len(rows), **per,
+                                             "mcnemar_fine_tuned_vs_base": paired(per["base"], per["fine-tuned"])}
     return out
 
 
@@ -103,12 +106,8 @@ def rerank_at_k(args) -> dict:
         for name, engine in engines.items():
             per[name] = res = score(engine, rows)
             print(f"{ds} {name}: answer@6 {res['answer@6']:.3f}", file=sys.stderr, flush=True)
-        test = {}
-        for k in KS:
-            a = [c == "1" for c in per["hybrid"][f"hits@{k}"]]
-            b = [c == "1" for c in per["hybrid + tuned cross-encoder"][f"hits@{k}"]]
-            test[f"answer@{k}"] = mcnemar_row(a, b)
-        out[ds] = {"n": len(rows), **per, "mcnemar_reranked_vs_hybrid": test}
+        out[ds] = {"n": len(rows), **per,
+                   "mcnemar_reranked_vs_hybrid": paired(per["hybrid"], per["hybrid + tuned cross-encoder"])}
     return {"reranker": args.reranker, **out}
 
 

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import os
+import signal
+import subprocess
+import sys
 import time
+from collections.abc import Callable
+from pathlib import Path
 
 from medground.schema import Answer, Question
 
@@ -68,3 +73,23 @@ def make_fake(config: dict) -> FakePipeline:
         c = config["crash"]
         return CrashingPipeline(config.get("name", "fake"), c["at"], c["flag"], c.get("once", False), **kw)
     return FakePipeline(config.get("name", "fake"), **kw)
+
+
+def sweep_killed_midway(script: Path, runs: Path, at_least: int, *,
+                        poll: float = 0.05) -> tuple[Callable[[], int], dict[str, str]]:
+    """Start ``script RUNS`` (a sweep), SIGKILL it once ``at_least`` records are on disk, and
+    return a counter of record lines plus the environment to resume it with."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
+    proc = subprocess.Popen([sys.executable, str(script), str(runs)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+    def n_lines() -> int:
+        return sum(p.read_bytes().count(b"\n") for p in runs.glob("*/results.jsonl"))
+
+    deadline = time.monotonic() + 120
+    while n_lines() < at_least and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(poll)
+    assert proc.poll() is None, "the sweep finished before it could be killed"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    return n_lines, env

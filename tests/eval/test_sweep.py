@@ -1,15 +1,12 @@
 import json
-import os
-import signal
 import subprocess
 import sys
 import textwrap
-import time
 from collections import Counter
 from pathlib import Path
 
 import pytest
-from .eval_fakes import FakePipeline, make_fake, make_questions
+from .eval_fakes import FakePipeline, make_fake, make_questions, sweep_killed_midway
 
 from medground.eval.records import read_records
 from medground.eval.runner import RunAbortedError, run_questions
@@ -141,19 +138,7 @@ def test_sigkill_mid_sweep_then_resume_loses_and_duplicates_nothing(tmp_path):
     script = tmp_path / "sweep.py"
     script.write_text(SCRIPT.format(tests=str(Path(__file__).parent)))
     runs = tmp_path / "runs"
-    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
-    proc = subprocess.Popen([sys.executable, str(script), str(runs)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-
-    def n_lines() -> int:
-        return sum(p.read_bytes().count(b"\n") for p in runs.glob("*/results.jsonl"))
-
-    deadline = time.monotonic() + 120
-    while n_lines() < 50 and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert proc.poll() is None, "the sweep finished before it could be killed"
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    n_lines, env = sweep_killed_midway(script, runs, 50, poll=0.05)
     before = n_lines()
     assert 50 <= before < 160
     out = subprocess.run([sys.executable, str(script), str(runs)], env=env, capture_output=True, text=True, timeout=300)

@@ -29,6 +29,8 @@ from medground.index.store import (
     DuplicateChunkError,
     ManifestEntry,
     StoredDocument,
+    chunk_set_fingerprint,
+    in_asked_order,
 )
 from medground.index.store_stats import compute_stats
 from medground.schema import Chunk, Document, GlossaryTerm, ReviewQuestion
@@ -160,11 +162,7 @@ class PgChunkStore:
         ids = list(chunk_ids)
         found = {row[0]: self._to_chunk(row) for row in self._db.execute(
             f"SELECT {_CHUNK_COLS} FROM chunks WHERE chunk_id = ANY(%s)", (ids,))}
-        missing = [c for c in ids if c not in found]
-        if missing:
-            shown = ", ".join(missing[:5]) + (f" (+{len(missing) - 5} more)" if len(missing) > 5 else "")
-            raise KeyError(f"{len(missing)} chunk id(s) not in {self.path}: {shown}")
-        return [found[c] for c in ids]
+        return in_asked_order(ids, found, self.path)
 
     def count(self, corpora: Sequence[str] | None = None) -> int:
         where, args = self._where(corpora)
@@ -176,12 +174,8 @@ class PgChunkStore:
     def fingerprint(self, corpora: Sequence[str] | None = None) -> str:
         """The SQLite store's fingerprint, byte for byte (see ChunkStore.fingerprint)."""
         where, args = self._where(corpora)
-        h = hashlib.sha256(b"medground-chunks-v1")
-        rows = self._db.execute(f"SELECT corpus, unit, chunks_sha256 FROM manifest{where}", args).fetchall()
-        # Sorted in Python: SQLite orders by bytes, a Postgres collation may not.
-        for corpus, unit, chunks_sha in sorted(rows):
-            h.update(f"{corpus}\x1f{unit}\x1f{chunks_sha}\x1e".encode())
-        return h.hexdigest()[:32]
+        return chunk_set_fingerprint(self._db.execute(
+            f"SELECT corpus, unit, chunks_sha256 FROM manifest{where}", args).fetchall())
 
     def manifest(self) -> list[ManifestEntry]:
         rows = self._db.execute(

@@ -99,6 +99,24 @@ class DuplicateChunkError(ValueError):
     pass
 
 
+def chunk_set_fingerprint(manifest_rows: Iterable[tuple[str, str, str]]) -> str:
+    """Hash of (corpus, unit, chunks_sha256) manifest rows, sorted in Python so every backend
+    (SQLite orders by bytes, a Postgres collation may not) gives the same value."""
+    h = hashlib.sha256(b"medground-chunks-v1")
+    for corpus, unit, chunks_sha in sorted(manifest_rows):
+        h.update(f"{corpus}\x1f{unit}\x1f{chunks_sha}\x1e".encode())
+    return h.hexdigest()[:32]
+
+
+def in_asked_order(ids: Sequence[str], found: dict[str, Chunk], where: object) -> list[Chunk]:
+    """``found`` in the order of ``ids``; KeyError naming the ids that are not stored."""
+    missing = [c for c in ids if c not in found]
+    if missing:
+        shown = ", ".join(missing[:5]) + (f" (+{len(missing) - 5} more)" if len(missing) > 5 else "")
+        raise KeyError(f"{len(missing)} chunk id(s) not in {where}: {shown}")
+    return [found[c] for c in ids]
+
+
 class ChunkStore:
     def __init__(self, path: str | Path):
         self.path = Path(path)
@@ -196,13 +214,7 @@ class ChunkStore:
                 f"SELECT {_CHUNK_COLS} FROM chunks WHERE chunk_id IN ({marks})", part
             ):
                 found[row[0]] = self._to_chunk(row)
-        missing = [c for c in ids if c not in found]
-        if missing:
-            shown = ", ".join(missing[:5]) + (
-                f" (+{len(missing) - 5} more)" if len(missing) > 5 else ""
-            )
-            raise KeyError(f"{len(missing)} chunk id(s) not in {self.path}: {shown}")
-        return [found[c] for c in ids]
+        return in_asked_order(ids, found, self.path)
 
     def count(self, corpora: Sequence[str] | None = None) -> int:
         where, args = self._where(corpora)
@@ -222,13 +234,9 @@ class ChunkStore:
         """Hash of the chunk set of these corpora (ids carry the text hash): any change of
         chunks, chunker or source changes it; re-ingesting unchanged data does not."""
         where, args = self._where(corpora)
-        h = hashlib.sha256(b"medground-chunks-v1")
-        for corpus, unit, chunks_sha in self._db.execute(
-            f"SELECT corpus, unit, chunks_sha256 FROM manifest{where} ORDER BY corpus, unit",
-            args,
-        ):
-            h.update(f"{corpus}\x1f{unit}\x1f{chunks_sha}\x1e".encode())
-        return h.hexdigest()[:32]
+        return chunk_set_fingerprint(self._db.execute(
+            f"SELECT corpus, unit, chunks_sha256 FROM manifest{where}", args
+        ))
 
     def manifest(self) -> list[ManifestEntry]:
         rows = self._db.execute(
