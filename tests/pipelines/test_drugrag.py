@@ -246,3 +246,24 @@ def test_the_other_named_drugs_entry_answers_when_it_names_the_subjects_class(tm
                           DrugRagSettings(query="tool_call")).answer(q)
     assert ans.outcome == "answered"
     assert ans.citations[0].chapter == "Aspirin" and "Anticoagulants" in ans.text
+
+
+def test_the_quote_picks_the_line_about_the_named_drugs_class(tmp_path):
+    # "I take warfarin. Is ibuprofen safe?": warfarin's interactions list names NSAIDs, not
+    # ibuprofen; the quote must be that line, not the list's first or last one.
+    src = "openstax-prototype:m1#t"
+    store = DrugStore(tmp_path / "drugs.sqlite")
+    store.build(DrugCatalog(
+        [Drug("warfarin", "warfarin", ["Coumadin"], "Anticoagulant"),
+         Drug("ibuprofen", "ibuprofen", ["Advil"], "Nonsteroidal anti-inflammatory drug (NSAID)")],
+        [DrugAttribute("warfarin", A.INTERACTIONS,
+                       "Amiodarone and rifampin change its metabolism through cytochrome P450 enzymes.\n"
+                       "Nonsteroidal anti-inflammatory drugs and antiplatelet drugs further increase bleeding risk.\n"
+                       "Consult a pharmacist for an evaluation of drug interactions.", src)]))
+    engine = RetrievalEngine({"retrievers": ["drugs"], "fusion": None, "top": 10, "final_k": 3,
+                              "overflow": "truncate"}, retrievers={"drugs": make_drug_retriever(store=store)})
+    q = Question(qid="c10", dataset="unit", question="I take warfarin for atrial fibrillation. Is ibuprofen safe?")
+    ans = DrugRagPipeline(_support_llm(0.05, "warfarin ibuprofen interactions"), engine,
+                          DrugRagSettings(query="tool_call", quote_tokens=32)).answer(q)
+    assert ans.outcome == "answered" and ans.citations[0].chapter == "Warfarin"
+    assert "bleeding risk" in ans.metadata["quoted"] and "pharmacist" not in ans.metadata["quoted"]

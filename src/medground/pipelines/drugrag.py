@@ -245,18 +245,9 @@ class DrugRagPipeline:
         from medground.retrieve.drug_subject import user_turns
 
         turn = (user_turns(dialogue) or [dialogue])[-1]
-        asked = asking_sentences(turn)
         drugs = getattr(self.engine.retriever("drugs"), "retriever", None)
-        # The drugs the patient names in the turn ("I take Coumadin. Is aspirin safe?") are what
-        # an entry of *another* drug must mention, under their generic name or class: aspirin's
-        # interactions entry "Anticoagulants" answers for warfarin. An entry's own drug (names,
-        # class) is no specific term ("Can Zestril cause ...?").
-        named: dict[str, list[str]] = {}
-        for m in drugs.find_drugs(turn) if drugs is not None else []:
-            drug = drugs.drugs.get(m.drug_id)
-            if drug is not None:
-                named.setdefault(drug.display_name, []).append(m.span)
-                asked += f" {drug.generic_name.replace('/', ' ')} {drug.drug_class}"
+        named, expansion = self.named_drugs(drugs, turn)
+        asked = f"{asking_sentences(turn)}{expansion}"
         vocab = self.record_vocabulary(drugs)
         ranked = sorted(evidence.citations, key=lambda c: -support.probs.get(str(c.number), 0.0))
         if support.passage is not None:
@@ -276,6 +267,21 @@ class DrugRagPipeline:
             return support.passage, []
         return None, first_missing
 
+    @staticmethod
+    def named_drugs(drugs, turn: str) -> tuple[dict[str, list[str]], str]:
+        """The drugs the patient names in ``turn`` (display name → the spans) and their generic
+        names and classes as text. What another drug's entry must mention is any of those:
+        ("I take Coumadin. Is aspirin safe?") aspirin's interactions entry "Anticoagulants"
+        answers for warfarin; ibuprofen is asked about as a "nonsteroidal anti-inflammatory drug"."""
+        named: dict[str, list[str]] = {}
+        expansion = ""
+        for m in drugs.find_drugs(turn) if drugs is not None else []:
+            drug = drugs.drugs.get(m.drug_id)
+            if drug is not None:
+                named.setdefault(drug.display_name, []).append(m.span)
+                expansion += f" {drug.generic_name.replace('/', ' ')} {drug.drug_class}"
+        return named, expansion
+
     def record_vocabulary(self, drugs) -> frozenset[str] | None:
         """Stems of every record and drug name of the medicine database, computed once per pipeline."""
         if drugs is None:
@@ -294,7 +300,12 @@ class DrugRagPipeline:
         return [drug.generic_name, *drug.brand_names, *drug.synonyms, drug.drug_class] if drug else []
 
     def quote(self, dialogue: str, evidence: Evidence, entry: Citation, meta: dict) -> Answer:
-        """The supporting entry's sentences most related to the consultation, quoted and cited."""
-        quoted = quote(entry, dialogue, self.engine.count_tokens, self.settings.quote_tokens)
+        """The supporting entry's sentences most related to the consultation (and to the named
+        drugs' generic names and classes: "ibuprofen" selects the NSAID line), quoted and cited."""
+        from medground.retrieve.drug_subject import user_turns
+
+        drugs = getattr(self.engine.retriever("drugs"), "retriever", None)
+        _, expansion = self.named_drugs(drugs, (user_turns(dialogue) or [dialogue])[-1])
+        quoted = quote(entry, dialogue + expansion, self.engine.count_tokens, self.settings.quote_tokens)
         return Answer(outcome="answered", text=quoted_answer(entry, quoted), citations=[entry],
                       metadata={**meta, "extractive": True, "quoted": quoted})
