@@ -59,10 +59,10 @@ def row(label: str, records: list[dict], base: dict[str, bool] | None,
 def coverage(dataset: str, records: list[dict], same_reader: dict[str, bool] | None) -> dict | None:
     """Why grounding can only help so much: on how many questions the gold option's text is in a
     cited passage (the chunk store's full chunk text), and accuracy with and without it."""
-    import re
     import sqlite3
 
     from medground.eval.datasets import load_dataset
+    from medground.eval.retrieval_metrics import answer_words, contains_answer
     from medground.paths import home
 
     store = home() / "store.sqlite"
@@ -71,18 +71,15 @@ def coverage(dataset: str, records: list[dict], same_reader: dict[str, bool] | N
     db = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
     qs = {q.qid: q for q in load_dataset(dataset)}
 
-    def norm(t: str) -> str:
-        return " " + re.sub(r"[^a-z0-9]+", " ", t.lower()).strip() + " "
-
     split: dict[bool, list[tuple[bool, bool | None]]] = {True: [], False: []}
     for r in records:
         q = qs.get(r["qid"])
         if q is None or not q.answer:
             continue
-        gold = norm(q.options[q.answer])
+        gold = q.options[q.answer]
         texts = [row[0] for c in r.get("citation_ids", [])
                  for row in [db.execute("SELECT text FROM chunks WHERE chunk_id = ?", (c,)).fetchone()] if row]
-        hit = len(gold.strip()) > 2 and any(gold in norm(t) for t in texts)
+        hit = len(answer_words(gold).strip()) > 2 and any(contains_answer(t, gold) for t in texts)
         split[hit].append((bool(r.get("correct")), same_reader.get(r["qid"]) if same_reader else None))
 
     def acc(rows: list, i: int) -> float | None:

@@ -44,11 +44,12 @@ def mcq_rows(dataset: str, n: int, seed: int) -> list[dict]:
     return rows
 
 
-def textbook_engine(model: str | None, hybrid: bool):
+def textbook_engine(model: str | None, hybrid: bool, precision: str = "fp32"):
     from medground.pipelines.factory import shared_engine
     from medground.retrieve.engine import RetrieveSettings
 
-    dense = {"name": "dense", "settings": {"embedder": {"model": model}} if model else {}}
+    embedder = {"model": model, **({"precision": precision} if precision != "fp32" else {})}
+    dense = {"name": "dense", "settings": {"embedder": embedder} if model else {}}
     retrievers = [{"name": "bm25"}, dense] if hybrid else [dense]
     return shared_engine(RetrieveSettings(retrievers=retrievers, fusion="norm" if hybrid else None, top=32,
                                           final_k=max(KS), corpora=["openstax"]))
@@ -77,7 +78,8 @@ def answer_at_k(args) -> dict:
     sets = {"mmlu_med": mcq_rows("mirage/mmlu", args.n, args.seed), "medqa": mcq_rows("mirage/medqa", args.n, args.seed)}
     for hybrid in (False, True):
         label = "hybrid (bm25 + dense, norm)" if hybrid else "dense"
-        engines = {"base": textbook_engine(None, hybrid), "fine-tuned": textbook_engine(args.model, hybrid)}
+        engines = {"base": textbook_engine(None, hybrid),
+                   "fine-tuned": textbook_engine(args.model, hybrid, args.precision)}
         for ds, rows in sets.items():
             per = {}
             for name, engine in engines.items():
@@ -123,8 +125,8 @@ def pubmedqa_retrieval(args) -> dict:
     qs = [(pmid, q) for pmid, q in questions if pmid in test]
     source = ChunkList(chunks)
     out = {}
-    for name, model in (("base", None), ("fine-tuned", args.model)):
-        emb = load_embedder(EmbedderSettings(model=model))
+    for name, model, precision in (("base", None, "fp32"), ("fine-tuned", args.model, args.precision)):
+        emb = load_embedder(EmbedderSettings(model=model, precision=precision))
         t = time.perf_counter()
         retriever = DenseRetriever(DenseIndex.build(chunks, emb, DenseSettings(embedder=emb.settings)), emb, source)
         build = time.perf_counter() - t
@@ -159,9 +161,18 @@ def main() -> None:
     ap.add_argument("--reranker", default=".medground/models/ce-feedback-gain",
                     help="the fine-tuned CrossEncoder directory (part 'rerank')")
     ap.add_argument("--only", choices=["answer", "rerank", "pubmedqa", "reader"], action="append")
+    ap.add_argument("--precision", choices=["fp32", "bf16"], default="fp32",
+                    help="the fine-tuned embedder's precision (its index only; the base index stays fp32: "
+                         "bf16 keeps recall@10 0.995 of fp32 and embeds ~2x faster on this CPU)")
+    ap.add_argument("--variant", default=None,
+                    help="write under variants.NAME of learned.json (another training recipe) instead of the top level")
     args = ap.parse_args()
     parts = args.only or ["answer", "rerank", "pubmedqa", "reader"]
-    data = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    everything = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    data = everything.setdefault("variants", {}).setdefault(args.variant, {}) if args.variant else everything
+    data["model"] = args.model
+    if args.precision != "fp32":
+        data["precision"] = args.precision
     training = Path(args.model) / "heldout_eval.json"
     if training.exists():
         data["training"] = json.loads(training.read_text())
@@ -178,7 +189,7 @@ def main() -> None:
     data["machine"] = f"{platform.machine()}, {__import__('os').cpu_count()} cores"
     data["command"] = "python " + " ".join(sys.argv)
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(data, indent=2) + "\n")
+    RESULTS.write_text(json.dumps(everything, indent=2) + "\n")
     for ds, by_label in data.get("answer_at_k", {}).items():
         for label, row in by_label.items():
             t = row["mcnemar_fine_tuned_vs_base"]["answer@6"]

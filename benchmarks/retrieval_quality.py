@@ -28,7 +28,6 @@ import json
 import os
 import platform
 import random
-import re
 import sys
 import time
 from collections.abc import Sequence
@@ -42,6 +41,7 @@ from rich.console import Console
 from rich.table import Table
 from tqdm import tqdm
 
+from medground.eval.retrieval_metrics import answer_words as norm  # the whole-word answer check
 from medground.paths import data_root
 from medground.retrieve.base import check_query
 from medground.retrieve.engine import RetrievalEngine, RetrieveSettings
@@ -194,11 +194,6 @@ def known_item(ranked: list[list[Passage]], gold: Sequence[str]) -> dict:
     return {"R@1": r1 / n, "R@5": r5 / n, "R@10": r10 / n, "MRR@10": mrr / n}
 
 
-_NON_ALNUM = re.compile(r"[^a-z0-9]+")
-
-
-def norm(text: str) -> str:
-    return " " + _NON_ALNUM.sub(" ", text.lower()).strip() + " "
 
 
 def answer_hits(ranked: list[list[Passage]], rows: list[dict], k: int) -> dict:

@@ -33,3 +33,19 @@ def test_feedback_without_a_helpful_passage_is_a_clear_error_not_a_model(tmp_pat
                                       str(tmp_path / "bi"), "--no-pubmedqa"])
     assert result.exit_code == 2 and "no training triplets" in result.output
     assert not (tmp_path / "bi" / "heldout_eval.json").exists()
+
+
+def test_rule_verified_needs_the_answers_dataset(tmp_path):
+    result = CliRunner().invoke(app, ["biencoder", "--feedback", str(_feedback(tmp_path, True)), "--out",
+                                      str(tmp_path / "bi"), "--rule", "verified", "--no-pubmedqa"])
+    assert result.exit_code == 2 and "--answers" in result.output
+
+
+def test_answers_from_another_dataset_are_a_clear_error(tmp_path, monkeypatch):
+    from medground.train import feedback
+
+    monkeypatch.setattr(feedback, "gold_answers", lambda name: {"elsewhere": "x"})
+    result = CliRunner().invoke(app, ["biencoder", "--feedback", str(_feedback(tmp_path, True)), "--out",
+                                      str(tmp_path / "bi"), "--rule", "verified", "--answers", "mirage/medqa",
+                                      "--no-pubmedqa"])
+    assert result.exit_code == 2 and "no gold answer for 6" in result.output

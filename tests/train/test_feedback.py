@@ -174,3 +174,32 @@ def test_a_torn_candidates_line_is_dropped_before_appending(tmp_path):
         f.write('{"qid": "q2", "quest')  # killed mid-line
     assert write_candidates(ENGINE, [q("q1"), q("q2")], cand, k=2) == 1
     assert [x.qid for x, _ in load_candidates(cand)] == ["q1", "q2"]
+
+
+def test_verified_positives_must_state_the_gold_answer_and_such_passages_are_never_negatives():
+    from medground.train.feedback import mark_answers
+
+    js = [Judgement("q", "Which vitamin?", "c1", "Isoniazid depletes vitamin B6 (pyridoxine).", 1, False, True, 0.2, 0.6),
+          Judgement("q", "Which vitamin?", "c2", "Tuberculosis is treated for months.", 2, False, True, 0.2, 0.7),
+          Judgement("q", "Which vitamin?", "c3", "Give pyridoxine with isoniazid.", 3, False, False, 0.2, 0.1),
+          Judgement("q", "Which vitamin?", "c4", "Rifampin colours urine orange.", 4, False, False, 0.2, 0.15)]
+    marked = mark_answers(js, {"q": "Pyridoxine"})
+    assert [m.answer_in_passage for m in marked] == [True, False, True, False]
+    assert [m.label("verified", 0.1) for m in marked] == [1, 0, 0, 0]
+    assert [m.label("gain", 0.1) for m in marked] == [1, 1, 0, 0]  # gain alone takes the answerless c2
+    # c3 states the answer although the reader did not profit: not a hard negative; c4 is
+    assert training_pairs(marked, "verified", 0.1) == [("Which vitamin?", js[0].passage, 1),
+                                                       ("Which vitamin?", js[1].passage, 0),
+                                                       ("Which vitamin?", js[3].passage, 0)]
+    with pytest.raises(ValueError, match="verified"):
+        js[0].label("verified")  # unmarked
+    with pytest.raises(ValueError, match="no gold answer for 1"):
+        mark_answers(js, {"other": "x"})
+
+
+def test_whole_word_answer_check():
+    from medground.eval.retrieval_metrics import contains_answer
+
+    assert contains_answer("Low K+ (hypokalemia) raises digoxin toxicity.", "Hypokalemia")
+    assert not contains_answer("hyperkalemia and hypokalemias", "hypokalemia")
+    assert not contains_answer("anything", "  -- ")

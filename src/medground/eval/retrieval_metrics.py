@@ -7,8 +7,23 @@ id → graded gain for nDCG). Averages over queries are plain means (``mean_over
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any
+
+_NON_ALNUM = re.compile(r"[^a-z0-9]+")
+
+
+def answer_words(text: str) -> str:
+    """Lower-case alphanumeric words, space-separated and space-padded, so ``answer_words(a) in
+    answer_words(t)`` is a whole-word containment test (the answer@k check)."""
+    return " " + _NON_ALNUM.sub(" ", text.lower()).strip() + " "
+
+
+def contains_answer(text: str, answer: str) -> bool:
+    """The answer's words appear in ``text`` as a whole-word run; an answer without words never does."""
+    needle = answer_words(answer)
+    return bool(needle.strip()) and needle in answer_words(text)
 
 
 def _check_k(k: int) -> None:

@@ -57,7 +57,7 @@ def feedback_triplets(judgements: Sequence[Judgement], rule: str = "flip", margi
     out = []
     for js in by_question(judgements).values():
         pos = [j for j in js if j.label(rule, margin)]
-        neg = sorted((j for j in js if not j.label(rule, margin)), key=lambda j: j.with_gold_prob)
+        neg = sorted((j for j in js if not j.label(rule, margin) and j.may_be_negative), key=lambda j: j.with_gold_prob)
         if not pos or not neg:
             continue
         for i, p in enumerate(pos):

@@ -12,6 +12,12 @@ import typer
 app = typer.Typer(add_completion=False, no_args_is_help=True)
 
 
+RULE_HELP = ("gain (P(gold) rises >= margin) | flip (wrong -> right, LLM-AMT) | verified (gain, and the passage "
+             "states the gold option's text; needs --answers).")
+ANSWERS_HELP = ("The dataset the feedback was collected on (e.g. mirage/medmcqa): passages stating the gold "
+                "option's text are never hard negatives; needed by --rule verified.")
+
+
 @app.command()
 def candidates(
     out: Path = typer.Option(..., help="JSONL file of retrieved passages per question (resumes if it exists)."),
@@ -81,19 +87,20 @@ def reranker(
     feedback_files: list[Path] = typer.Option(..., "--feedback", exists=True, dir_okay=False,
                                               help="From `train feedback` (repeat for several files)."),
     out: Path = typer.Option(..., help="Directory for the fine-tuned CrossEncoder."),
-    rule: str = typer.Option("flip", help="flip (wrong→right = positive, LLM-AMT) | gain (P(gold) rises ≥ margin)."),
+    rule: str = typer.Option("flip", help=RULE_HELP),
     margin: float = typer.Option(0.1),
     holdout: float = typer.Option(0.2, min=0.0, max=0.9, help="Share of questions kept out for evaluation."),
     base_model: Optional[str] = typer.Option(None, help="Start point (default: the bundled MiniLM)."),
     epochs: float = typer.Option(2.0),
     max_negatives: Optional[int] = typer.Option(None, min=1, help="Per question, keep only the N hardest negatives."),
+    answers: Optional[str] = typer.Option(None, help=ANSWERS_HELP),
     seed: int = typer.Option(0),
 ) -> None:
     """Fine-tune a cross-encoder on the feedback and compare it with first-stage order on held-out questions."""
     from medground.train.feedback import training_pairs
     from medground.train.reranker import RerankerTrainSettings, evaluate, train_reranker
 
-    _fine_tune(feedback_files, out, rule, margin, holdout, seed,
+    _fine_tune(feedback_files, out, rule, margin, holdout, seed, answers=answers,
                train=lambda js: train_reranker(training_pairs(js, rule, margin, max_negatives=max_negatives), out,
                                                 RerankerTrainSettings(base_model=base_model, epochs=epochs, seed=seed)),
                check=lambda js: evaluate(js, out, rule=rule, margin=margin))
@@ -104,13 +111,16 @@ def biencoder(
     feedback_files: list[Path] = typer.Option(..., "--feedback", exists=True, dir_okay=False,
                                               help="From `train feedback` (repeat for several files)."),
     out: Path = typer.Option(..., help="Directory for the fine-tuned SentenceTransformer."),
-    rule: str = typer.Option("gain", help="gain (P(gold) rises >= margin) | flip (wrong -> right, LLM-AMT)."),
+    rule: str = typer.Option("gain", help=RULE_HELP),
     margin: float = typer.Option(0.1),
     holdout: float = typer.Option(0.2, min=0.0, max=0.9, help="Share of questions kept out for the held-out check."),
     pubmedqa: bool = typer.Option(True, help="Add PubMedQA question -> own abstract pairs (its 500 test ids left out)."),
     base_model: Optional[str] = typer.Option(None, help="Start point (default: the bundled MiniLM)."),
     epochs: float = typer.Option(1.0),
     batch_size: int = typer.Option(32),
+    lr: float = typer.Option(2e-5, min=0.0, help="Peak learning rate (linear warm-up over 10 % of the steps)."),
+    threads: Optional[int] = typer.Option(None, min=1, help="Torch CPU threads (default: all cores)."),
+    answers: Optional[str] = typer.Option(None, help=ANSWERS_HELP),
     seed: int = typer.Option(0),
 ) -> None:
     """Fine-tune the dense retriever's bi-encoder on LLM feedback (MultipleNegativesRanking, hard negatives)."""
@@ -124,22 +134,33 @@ def biencoder(
     )
 
     known = pubmedqa_known_items(data_root()) if pubmedqa else []
-    settings = BiEncoderTrainSettings(base_model=base_model, epochs=epochs, batch_size=batch_size, seed=seed)
-    _fine_tune(feedback_files, out, rule, margin, holdout, seed,
+    settings = BiEncoderTrainSettings(base_model=base_model, epochs=epochs, batch_size=batch_size,
+                                      learning_rate=lr, threads=threads, seed=seed)
+    _fine_tune(feedback_files, out, rule, margin, holdout, seed, answers=answers,
                train=lambda js: train_biencoder(feedback_triplets(js, rule, margin), out, settings, known_items=known),
                check=lambda js: {"base": rank_judged(js, base_model, rule=rule, margin=margin),
                                  "fine_tuned": rank_judged(js, out, rule=rule, margin=margin)})
 
 
 def _fine_tune(feedback_files: list[Path], out: Path, rule: str, margin: float, holdout: float, seed: int, *,
-               train, check) -> None:
-    """What both fine-tuning commands do: load the feedback, split it by question (stable), train
-    on one side, check on the other, and write heldout_eval.json beside the model."""
-    from medground.train.feedback import heldout, load_feedback
+               train, check, answers: str | None = None) -> None:
+    """What both fine-tuning commands do: load the feedback (marking the passages that state the
+    gold answer, if ``answers`` names the dataset), split it by question (stable), train on one
+    side, check on the other, and write heldout_eval.json beside the model."""
+    from medground.train.feedback import gold_answers, heldout, load_feedback, mark_answers
 
-    if rule not in {"flip", "gain"}:
-        raise typer.BadParameter("expected flip or gain", param_hint="--rule")
+    if rule not in {"flip", "gain", "verified"}:
+        raise typer.BadParameter("expected flip, gain or verified", param_hint="--rule")
+    if rule == "verified" and not answers:
+        raise typer.BadParameter("rule verified needs --answers DATASET (the feedback's question set)",
+                                 param_hint="--answers")
     judgements = [j for f in feedback_files for j in load_feedback(f)]
+    if answers:
+        try:
+            judgements = mark_answers(judgements, gold_answers(answers))
+        except (ValueError, KeyError) as exc:
+            typer.echo(f"error: --answers {answers}: {exc}", err=True)
+            raise typer.Exit(2) from None
     train_side = [j for j in judgements if not heldout(j.qid, holdout, seed)]
     test_side = [j for j in judgements if heldout(j.qid, holdout, seed)]
     try:
@@ -147,7 +168,7 @@ def _fine_tune(feedback_files: list[Path], out: Path, rule: str, margin: float, 
     except ValueError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
-    result: dict = {"train": asdict(report), "rule": rule, "margin": margin,
+    result: dict = {"train": asdict(report), "rule": rule, "margin": margin, "answers": answers,
                     "heldout_questions": len({j.qid for j in test_side})}
     if test_side:
         try:

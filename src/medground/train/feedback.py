@@ -5,8 +5,9 @@ then once with each retrieved passage as context. A passage is *positive* when i
 wrong closed-book answer right (rule ``flip``, LLM-AMT); every other retrieved passage is a
 *hard negative* (retrieved, yet no help). Rule ``gain`` labels by how much the passage raises
 the probability of the gold letter instead, which also yields positives for questions the
-model already gets right. Both probabilities are kept, so the rule can be changed afterwards
-without calling the LLM again.
+model already gets right; rule ``verified`` keeps only ``gain`` positives that also state the
+gold option's text (``mark_answers``), and a passage that states it is never a hard negative.
+Both probabilities are kept, so the rule can be changed afterwards without calling the LLM again.
 
 Judgements go to a JSONL file, one line per question (all its passages), appended and fsync'd:
 an interrupted collection resumes at the first question without a complete line, and nothing
@@ -23,8 +24,8 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
 
@@ -58,13 +59,26 @@ class Judgement:
     base_gold_prob: float
     with_gold_prob: float
     parse_failure: bool = False  # the reader put no mass on any letter: not a usable judgement
+    # Whether the gold option's text is in the passage (whole words; ``mark_answers``); None = not checked.
+    answer_in_passage: bool | None = None
 
     def label(self, rule: str = "flip", margin: float = 0.1) -> int:
         if self.parse_failure:
             return 0
         if rule == "flip":
             return int(not self.base_correct and self.with_correct)
-        return int(self.with_gold_prob - self.base_gold_prob >= margin)
+        gain = self.with_gold_prob - self.base_gold_prob >= margin
+        if rule == "verified":
+            if self.answer_in_passage is None:
+                raise ValueError("rule 'verified' needs the gold answers marked (mark_answers / --answers DATASET)")
+            return int(gain and self.answer_in_passage)
+        return int(gain)
+
+    @property
+    def may_be_negative(self) -> bool:
+        """A passage that holds the gold answer's text is never used as a hard negative: the small
+        reader failing to profit from it says more about the reader than the passage."""
+        return self.answer_in_passage is not True
 
 
 @dataclass(slots=True)
@@ -244,6 +258,26 @@ def collect(llm: LLM, engine: PassageSource, questions: Iterable[Question], out:
                           questions_with_positive=with_positive)
 
 
+def mark_answers(judgements: Sequence[Judgement], answers: Mapping[str, str]) -> list[Judgement]:
+    """Copies with ``answer_in_passage`` set from each question's gold option text (``answers``:
+    qid -> text). Rule ``verified`` then takes as positive only a passage that both raised P(gold)
+    and states the answer: with a near-chance reader most ``gain`` positives hold no answer at all."""
+    from medground.eval.retrieval_metrics import contains_answer
+
+    missing = sorted({j.qid for j in judgements} - set(answers))
+    if missing:
+        raise ValueError(f"no gold answer for {len(missing)} judged question(s), e.g. {missing[0]!r}: "
+                         "--answers must name the dataset the feedback was collected on")
+    return [replace(j, answer_in_passage=contains_answer(j.passage, answers[j.qid])) for j in judgements]
+
+
+def gold_answers(dataset: str) -> dict[str, str]:
+    """qid -> the gold option's text, for every question of a multiple-choice dataset with a gold letter."""
+    from medground.eval.datasets import load_dataset
+
+    return {q.qid: q.options[q.answer] for q in load_dataset(dataset) if q.answer and q.answer in q.options}
+
+
 def by_question(judgements: Sequence[Judgement]) -> dict[str, list[Judgement]]:
     """Usable judgements (the reader answered) per question, in first-stage rank order."""
     out: dict[str, list[Judgement]] = {}
@@ -271,7 +305,8 @@ def training_pairs(judgements: Sequence[Judgement], rule: str = "flip", margin: 
         if only_questions_with_positive and not any(labels):
             continue
         keep = {id(j) for j, y in zip(js, labels) if y}
-        negatives = sorted((j for j, y in zip(js, labels) if not y), key=lambda j: j.with_gold_prob)
+        negatives = sorted((j for j, y in zip(js, labels) if not y and j.may_be_negative),
+                           key=lambda j: j.with_gold_prob)
         keep |= {id(j) for j in negatives[:max_negatives]} if max_negatives is not None else {id(j) for j in negatives}
         rows += [(j.query, j.passage, y) for j, y in zip(js, labels) if id(j) in keep]
     return rows
