@@ -3,6 +3,7 @@ import math
 import pytest
 
 from medground.eval.retrieval_metrics import (
+    contains_answer,
     drug_attribute_hits,
     hit_at_k,
     hit_rate_at_k,
@@ -53,3 +54,9 @@ def test_drug_and_attribute_level():
     assert drug_attribute_hits(ranked, gold, 2) == {"drug": True, "attribute": False}
     assert drug_attribute_hits(ranked, gold, 3) == {"drug": True, "attribute": True}
     assert drug_attribute_hits(ranked, gold, 1) == {"drug": False, "attribute": False}
+
+
+def test_whole_word_answer_check():
+    assert contains_answer("Low K+ (hypokalemia) raises digoxin toxicity.", "Hypokalemia")
+    assert not contains_answer("hyperkalemia and hypokalemias", "hypokalemia")
+    assert not contains_answer("anything", "  -- ")
