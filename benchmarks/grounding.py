@@ -92,6 +92,56 @@ def coverage(dataset: str, records: list[dict], same_reader: dict[str, bool] | N
             "same_reader_closed_book_when_not": acc(split[False], 1)}
 
 
+def mixture(grounded: list[dict], closed: list[dict], base: dict[str, bool] | None,
+            weights: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)) -> list[dict]:
+    """Would the reader do better weighing its own prior against the evidence? From the stored option
+    scores alone (no LLM call): pick argmax of w·log p(option | evidence) + (1 − w)·log p(option | no
+    evidence), the same debiased reader on both sides; w = 1 is the grounded run, w = 0 closed book."""
+    import math
+
+    from medground.eval.metrics import mcnemar_test, wilson_ci
+
+    closed_by = {r["qid"]: r for r in closed}
+    pairs = [(g, closed_by[g["qid"]]) for g in grounded
+             if g["qid"] in closed_by and g.get("gold") and (base is None or g["qid"] in base)]
+    out = []
+    for w in weights:
+        right = []
+        for g, c in pairs:
+            a, b = g.get("option_scores") or {}, c.get("option_scores") or {}
+            if not a or not b:
+                right.append(False)  # a failed read stays a failure
+                continue
+            mixed = {k: w * math.log(max(a[k], 1e-12)) + (1 - w) * math.log(max(b.get(k, 0.0), 1e-12)) for k in a}
+            right.append(max(mixed, key=mixed.get) == g["gold"])
+        ci = wilson_ci(right)
+        row_ = {"weight_on_evidence": w, "n": len(right), "accuracy": round(sum(right) / len(right), 4),
+                "ci95": [round(ci.low, 4), round(ci.high, 4)]}
+        if base is not None:
+            m = mcnemar_test([base[g["qid"]] for g, _ in pairs], right)
+            row_["vs_direct"] = {"only_this_right": m.b_only, "only_base_right": m.a_only, "p_value": round(m.pvalue, 4)}
+        out.append(row_)
+    return out
+
+
+def holdout(runs_dir: Path, verdict: dict[str, dict[str, list[dict]]]) -> dict:
+    """The pre-registered confirmation: only questions the verdict's runs did not answer."""
+    out = {}
+    for dataset, configs in newest_runs(runs_dir).items():
+        seen = {r["qid"] for recs in verdict.get(dataset, {}).values() for r in recs}
+        fresh = {c: [r for r in recs if r["qid"] not in seen] for c, recs in configs.items()}
+        if not all(fresh.get(c) for c in ("direct-letter", "direct-permute", "rag-focus")):
+            continue
+        base = {r["qid"]: bool(r.get("correct")) for r in fresh["direct-letter"]}
+        rows = [row(c, fresh[c], None if c == "direct-letter" else base)
+                for c in ("direct-letter", "direct-permute", "rag-focus")]
+        mixed = mixture(fresh["rag-focus"], fresh["direct-permute"], base, weights=(0.5,))[0]
+        rows.append({"config": "mixture w = 0.5 (the test)", **{k: mixed[k] for k in ("n", "accuracy", "ci95")},
+                     "vs_direct": mixed.get("vs_direct")})
+        out[dataset] = {"n_new": len(fresh["direct-letter"]), "rows": rows}
+    return out
+
+
 def newest_runs(runs_dir: Path) -> dict[str, dict[str, list[dict]]]:
     """dataset → config → records (sorted by qid) of the sweep's runs. Oldest first, so when a
     configuration was changed (a new config hash, a new run under the same label) the newest
@@ -117,6 +167,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=Path, default=ROOT / ".medground" / "runs")
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "reports" / "grounding")
+    ap.add_argument("--holdout", type=Path, default=None,
+                    help="runs of configs/sweeps/grounding-holdout.yaml: the w = 0.5 mixture tested on the "
+                         "questions the verdict's runs did not answer")
     args = ap.parse_args()
     from medground.eval.metrics import recalibrate
 
@@ -136,9 +189,17 @@ def main() -> None:
         if configs.get("rag-focus"):
             same = {r["qid"]: bool(r.get("correct")) for r in configs.get("direct-permute", [])} or None
             cover[dataset] = coverage(dataset, configs["rag-focus"], same)
+    mixes = {}
+    for dataset, configs in runs.items():
+        if configs.get("rag-focus") and configs.get("direct-permute"):
+            base = {r["qid"]: bool(r.get("correct")) for r in configs.get("direct-letter", [])} or None
+            mixes[dataset] = mixture(configs["rag-focus"], configs["direct-permute"], base)
+    held = holdout(args.holdout, runs) if args.holdout else {}
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "grounding.json").write_text(json.dumps({"command": "python " + " ".join(sys.argv), "tables": tables,
-                                                         "rag_focus_evidence_coverage": cover}, indent=2) + "\n")
+                                                         "rag_focus_evidence_coverage": cover,
+                                                         "evidence_prior_mixture": mixes, "holdout": held},
+                                                        indent=2) + "\n")
     plot(tables, args.out / "accuracy_runtime.png")
     lines = ["# Grounding verdict", "",
              "Same seeded questions for every configuration (configs/sweeps/grounding.yaml); the bundled "
@@ -179,6 +240,29 @@ def main() -> None:
                 lines.append(f"| {dataset} | {c['n']} | {c['gold_text_in_cited_passages']} | {pct(c['accuracy_when_in'])} | "
                              f"{pct(c['same_reader_closed_book_when_in'])} | {pct(c['accuracy_when_not'])} | "
                              f"{pct(c['same_reader_closed_book_when_not'])} |")
+        lines.append("")
+    if mixes:
+        lines += ["## Weighing the evidence against the reader's prior", "",
+                  "From the stored option scores, no new LLM call: argmax of w·log p(option | rag-focus evidence) + "
+                  "(1 − w)·log p(option | no evidence, direct-permute). w = 1 is rag-focus, w = 0 closed book.", "",
+                  "| dataset | " + " | ".join(f"w = {m['weight_on_evidence']}" for m in next(iter(mixes.values())))
+                  + " |", "|---|" + "---|" * len(next(iter(mixes.values())))]
+        for dataset, ms in mixes.items():
+            lines.append(f"| {dataset} (n = {ms[0]['n']}) | " + " | ".join(
+                f"{100 * m['accuracy']:.1f} %" + (f" (+{m['vs_direct']['only_this_right']} / −"
+                                                  f"{m['vs_direct']['only_base_right']}, p = {m['vs_direct']['p_value']})"
+                                                  if "vs_direct" in m else "") for m in ms) + " |")
+        lines.append("")
+    for dataset, h in held.items():
+        lines += [f"## Confirmation on fresh questions: {dataset}", "",
+                  f"The {h['n_new']} questions of `configs/sweeps/grounding-holdout.yaml` that the verdict's runs did not "
+                  "answer; the test fixed before the run: the w = 0.5 mixture against direct (letter).", "",
+                  "| config | n | accuracy % | 95% CI | vs direct (letter) |", "|---|---|---|---|---|"]
+        for r in h["rows"]:
+            v = r.get("vs_direct")
+            lines.append(f"| {r['config']} | {r['n']} | {100 * r['accuracy']:.1f} | {100 * r['ci95'][0]:.1f}–"
+                         f"{100 * r['ci95'][1]:.1f} | " + (f"{v['only_this_right']} / {v['only_base_right']}, "
+                                                           f"p = {v['p_value']}" if v else "—") + " |")
         lines.append("")
     lines += ["![accuracy vs runtime](accuracy_runtime.png)", "", f"Command: `python {' '.join(sys.argv)}`", ""]
     (args.out / "README.md").write_text("\n".join(lines))

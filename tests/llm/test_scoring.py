@@ -151,3 +151,17 @@ def test_mcq_messages_layout():
     m = mcq_messages("Which?", {"A": "x", "B": "y"}, context="[1] text")
     assert m[0]["role"] == "system"
     assert "Context:\n[1] text" in m[1]["content"] and "A. x\nB. y" in m[1]["content"]
+
+
+def test_weigh_prior_keeps_failures_and_mixes_log_linearly():
+    from medground.llm.scoring import OptionScores, weigh_prior
+
+    grounded = OptionScores("answered", "A", probs={"A": 0.6, "B": 0.4})
+    closed = OptionScores("answered", "B", probs={"A": 0.2, "B": 0.8})
+    assert weigh_prior(grounded, closed, 1.0).probs == pytest.approx(grounded.probs)
+    assert weigh_prior(grounded, closed, 0.0).choice == "B"
+    half = weigh_prior(grounded, closed, 0.5)
+    assert half.choice == "B" and half.probs["B"] == pytest.approx((0.32 ** 0.5) / (0.32 ** 0.5 + 0.12 ** 0.5))
+    failed = OptionScores("parse_failure", None)
+    assert weigh_prior(failed, closed, 0.5) is failed  # never turned into a letter
+    assert weigh_prior(grounded, failed, 0.5) is grounded

@@ -91,3 +91,38 @@ def test_direct_and_free_text_with_real_model(small_llm, tiny_chunks, mcq):
     ans = RagPipeline(small_llm, _engine(tiny_chunks), ReaderSettings(freetext_max_tokens=48)).answer(q)
     assert ans.outcome in {"answered", "insufficient_evidence"}
     assert ans.citations
+
+
+class _EvidenceSwaysLLM(ScriptedLLM):
+    """Letter log-probs that depend on whether the prompt carries evidence."""
+
+    def __init__(self, with_evidence: dict[str, float], closed: dict[str, float]):
+        super().__init__(lambda u, k: "")
+        self.with_evidence, self.closed = with_evidence, closed
+
+    def chat(self, messages, **kwargs):
+        self.letter_logprobs = self.with_evidence if "Passages from" in messages[-1]["content"] else self.closed
+        return super().chat(messages, **kwargs)
+
+
+def test_evidence_weight_tempers_the_grounded_read_with_the_closed_book_one(tiny_chunks, mcq):
+    import math
+
+    sway = {"A": math.log(0.5), "B": math.log(0.4), "C": math.log(0.05), "D": math.log(0.05)}
+    prior = {"A": math.log(0.1), "B": math.log(0.7), "C": math.log(0.1), "D": math.log(0.1)}
+    alone = RagPipeline(_EvidenceSwaysLLM(sway, prior), _engine(tiny_chunks)).answer(mcq)
+    llm = _EvidenceSwaysLLM(sway, prior)
+    mixed = RagPipeline(llm, _engine(tiny_chunks), ReaderSettings(evidence_weight=0.5)).answer(mcq)
+    assert alone.choice == "A" and mixed.choice == "B"
+    # sqrt(0.4 · 0.7) against sqrt(0.5 · 0.1), renormalized over the four options
+    raw = {k: math.sqrt(math.exp(sway[k]) * math.exp(prior[k])) for k in sway}
+    assert mixed.option_scores["B"] == pytest.approx(raw["B"] / sum(raw.values()))
+    assert sum("Passages from" not in c["user"] for c in llm.calls) == 1  # one closed-book read more
+    assert mixed.tokens["llm_calls"] == alone.tokens["llm_calls"] + 1
+    assert mixed.citations == alone.citations  # the evidence shown is unchanged
+
+
+def test_evidence_weight_one_is_the_plain_grounded_read(tiny_chunks, mcq):
+    llm = ScriptedLLM(lambda u, k: "")
+    RagPipeline(llm, _engine(tiny_chunks), ReaderSettings(evidence_weight=1.0)).answer(mcq)
+    assert all("Passages from" in c["user"] for c in llm.calls)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from collections.abc import Callable
 from typing import Literal
 
@@ -343,3 +343,18 @@ def score_options_verify(llm: LLM, build: Callable[[str], list[Message]], option
     return OptionScores(outcome="answered", choice=choice, probs=probs, method="logprob",
                         missing=[x for x in letters if x not in p_yes], text=choice, result=last,
                         calls=len(results), blank_passes=len(letters) - len(p_yes))
+
+
+def weigh_prior(grounded: OptionScores, closed: OptionScores, evidence_weight: float) -> OptionScores:
+    """The option distribution argmax-ed as w·log p(option | evidence) + (1 − w)·log p(option | no
+    evidence), renormalized: the reader's own prior tempers what the evidence suggests. A failed
+    grounded read stays a failure; a failed closed-book read leaves the grounded scores as they are."""
+    if grounded.outcome != "answered" or closed.outcome != "answered" or not closed.probs:
+        return grounded
+    floor = 1e-12
+    mixed = {k: evidence_weight * math.log(max(p, floor)) + (1 - evidence_weight) * math.log(max(closed.probs.get(k, 0.0), floor))
+             for k, p in grounded.probs.items()}
+    top = max(mixed.values())
+    norm = sum(math.exp(v - top) for v in mixed.values())
+    probs = {k: math.exp(v - top) / norm for k, v in mixed.items()}
+    return replace(grounded, choice=max(probs, key=probs.get), probs=probs, calls=grounded.calls + closed.calls)

@@ -18,6 +18,7 @@ from medground.llm.scoring import (
     score_options,
     score_options_permuted,
     score_options_verify,
+    weigh_prior,
 )
 from medground.pipelines import prompts
 from medground.retrieve.engine import RetrievalEngine
@@ -53,6 +54,10 @@ class ReaderSettings(BaseModel):
     # Compress evidence to the sentences most related to the question and options
     # (retrieve.compress) within this many tokens; None = read the packed passages whole.
     evidence_tokens: int | None = Field(None, ge=32)
+    # Weigh the grounded option scores against the same reader's closed-book ones (one more read,
+    # no evidence): argmax of w·log p(option | evidence) + (1 − w)·log p(option | none). 1.0 =
+    # the evidence alone. Measured in docs/reports/grounding ("evidence_prior_mixture", holdout).
+    evidence_weight: float = Field(1.0, ge=0.0, le=1.0)
     cot_max_tokens: int = Field(384, ge=16)
     freetext_max_tokens: int = Field(160, ge=16)
     # Free text. "generate": an answer citing passages as [n]. "extractive": the sentences of the
@@ -144,6 +149,17 @@ def read_choice(
     if scores.method == "generate" and settings.prompt == "zeroshot" and settings.scoring == "logprob":
         # The one-token pass found no letter, so the fallback generated: both calls cost tokens.
         tally.tokens["llm_calls"] += 1
+    return scores
+
+
+def read_grounded_choice(llm: LLM, question: Question, context_block: str, settings: ReaderSettings,
+                         tally: Tally) -> OptionScores:
+    """``read_choice`` with the evidence, tempered by the closed-book read when
+    ``settings.evidence_weight`` < 1 (and there is evidence to temper)."""
+    scores = read_choice(llm, question, context_block, settings, tally)
+    if settings.evidence_weight < 1.0 and context_block and scores.outcome == "answered":
+        closed = read_choice(llm, question, "", settings, tally)
+        scores = weigh_prior(scores, closed, settings.evidence_weight)
     return scores
 
 

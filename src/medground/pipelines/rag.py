@@ -20,7 +20,7 @@ from medground.pipelines.base import (
     evidence_block,
     focus,
     free_text_answer,
-    read_choice,
+    read_grounded_choice,
 )
 from medground.retrieve.engine import RetrievalEngine
 from medground.schema import Answer, Query, Question
@@ -64,7 +64,7 @@ class RagPipeline:
                                       count_tokens=self.engine.count_tokens)
         else:
             with tally.stage("read"):
-                scores = read_choice(self.llm, question, evidence_block(evidence), self.reader, tally)
+                scores = read_grounded_choice(self.llm, question, evidence_block(evidence), self.reader, tally)
             answer = choice_answer(scores, evidence.citations, evidence_tokens=evidence.token_count)
         answer.queries = queries
         return tally.finish(answer, started)
