@@ -97,23 +97,21 @@ def mixture(grounded: list[dict], closed: list[dict], base: dict[str, bool] | No
     """Would the reader do better weighing its own prior against the evidence? From the stored option
     scores alone (no LLM call): pick argmax of w·log p(option | evidence) + (1 − w)·log p(option | no
     evidence), the same debiased reader on both sides; w = 1 is the grounded run, w = 0 closed book."""
-    import math
-
     from medground.eval.metrics import mcnemar_test, wilson_ci
+    from medground.llm.scoring import OptionScores, weigh_prior
+
+    def scores(r: dict) -> OptionScores:
+        probs = r.get("option_scores") or {}
+        return OptionScores("answered" if probs else "parse_failure", r.get("choice"), probs=probs)
 
     closed_by = {r["qid"]: r for r in closed}
     pairs = [(g, closed_by[g["qid"]]) for g in grounded
              if g["qid"] in closed_by and g.get("gold") and (base is None or g["qid"] in base)]
     out = []
     for w in weights:
-        right = []
-        for g, c in pairs:
-            a, b = g.get("option_scores") or {}, c.get("option_scores") or {}
-            if not a or not b:
-                right.append(False)  # a failed read stays a failure
-                continue
-            mixed = {k: w * math.log(max(a[k], 1e-12)) + (1 - w) * math.log(max(b.get(k, 0.0), 1e-12)) for k in a}
-            right.append(max(mixed, key=mixed.get) == g["gold"])
+        # the reader's own mixing step (reader.evidence_weight), so the table measures what ships
+        right = [bool(g.get("option_scores")) and weigh_prior(scores(g), scores(c), w).choice == g["gold"]
+                 for g, c in pairs]
         ci = wilson_ci(right)
         row_ = {"weight_on_evidence": w, "n": len(right), "accuracy": round(sum(right) / len(right), 4),
                 "ci95": [round(ci.low, 4), round(ci.high, 4)]}
