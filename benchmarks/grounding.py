@@ -11,7 +11,13 @@ log-probabilities: each letter's mean log-probability over the run's questions i
 (label-free; it uses the evaluated questions' inputs, never their answers).
 
     medground sweep configs/sweeps/grounding.yaml --only config=direct-letter
-    python benchmarks/grounding.py
+    python benchmarks/grounding.py --freeze
+
+--freeze copies each reported run (config.json, per-question results.jsonl) into
+docs/reports/grounding/runs/, which is read first by default: the report recomputes from the
+repository alone, and a partial run resumes on a fresh machine after
+``cp -r docs/reports/grounding/runs/* .medground/runs/``. Figures whose records exist nowhere
+(runs made before records were frozen) are carried from the previous grounding.json, marked.
 """
 
 from __future__ import annotations
@@ -122,10 +128,10 @@ def mixture(grounded: list[dict], closed: list[dict], base: dict[str, bool] | No
     return out
 
 
-def holdout(runs_dir: Path, verdict: dict[str, dict[str, list[dict]]]) -> dict:
+def holdout(held_runs: dict[str, dict[str, list[dict]]], verdict: dict[str, dict[str, list[dict]]]) -> dict:
     """The pre-registered confirmation: only questions the verdict's runs did not answer."""
     out = {}
-    for dataset, configs in newest_runs(runs_dir).items():
+    for dataset, configs in held_runs.items():
         seen = {r["qid"] for recs in verdict.get(dataset, {}).values() for r in recs}
         fresh = {c: [r for r in recs if r["qid"] not in seen] for c, recs in configs.items()}
         if not all(fresh.get(c) for c in ("direct-letter", "direct-permute", "rag-focus")):
@@ -140,40 +146,79 @@ def holdout(runs_dir: Path, verdict: dict[str, dict[str, list[dict]]]) -> dict:
     return out
 
 
-def newest_runs(runs_dir: Path) -> dict[str, dict[str, list[dict]]]:
-    """dataset → config → records (sorted by qid) of the sweep's runs. Oldest first, so when a
-    configuration was changed (a new config hash, a new run under the same label) the newest
-    run is the one reported."""
+def newest_runs(*roots: Path) -> tuple[dict[str, dict[str, list[dict]]], dict[tuple[str, str], Path]]:
+    """dataset → config → records (sorted by qid) of the sweep's runs under ``roots``.
+
+    Roots are read in order, each oldest first, so a later root (the local runs after the frozen
+    copies) and, within a root, a newer run (a changed config is a new run id under the same
+    label) supersedes. The same run id in two roots is one run: its records are merged by qid,
+    the later root's record winning (that is how a frozen partial run is resumed). Also returns
+    (dataset, config) → the run directory read last, whose config.json --freeze copies."""
     from medground.eval.records import read_run
 
     runs: dict[str, dict[str, list[dict]]] = {}
-    dirs = sorted((p for p in runs_dir.iterdir() if (p / "results.jsonl").exists()),
-                  key=lambda p: (p / "config.json").stat().st_mtime if (p / "config.json").exists() else 0.0)
-    for d in dirs:
-        meta, records = read_run(d)
-        name = meta.get("name", "")
-        if "config=" not in name or not records:
+    run_of: dict[tuple[str, str], str] = {}
+    sources: dict[tuple[str, str], Path] = {}
+    for root in roots:
+        if not root.is_dir():
             continue
-        dataset, config = name.split("/llm=")[0], name.split("config=")[-1]
-        if config in runs.get(dataset, {}):
-            print(f"{dataset}/{config}: run {d.name} supersedes an older run of the same label", file=sys.stderr)
-        runs.setdefault(dataset, {})[config] = sorted(records, key=lambda r: r["qid"])
-    return runs
+        dirs = sorted((p for p in root.iterdir() if (p / "results.jsonl").exists()),
+                      key=lambda p: (p / "config.json").stat().st_mtime if (p / "config.json").exists() else 0.0)
+        for d in dirs:
+            meta, records = read_run(d)
+            name = meta.get("name", "")
+            if "config=" not in name or not records:
+                continue
+            dataset, config = name.split("/llm=")[0], name.split("config=")[-1]
+            run_id = meta.get("run_id", d.name)
+            old = run_of.get((dataset, config))
+            if old == run_id:
+                records = list({r["qid"]: r for r in runs[dataset][config] + records}.values())
+            elif old is not None:
+                print(f"{dataset}/{config}: run {run_id} supersedes run {old} of the same label", file=sys.stderr)
+            run_of[(dataset, config)] = run_id
+            runs.setdefault(dataset, {})[config] = sorted(records, key=lambda r: r["qid"])
+            sources[(dataset, config)] = d
+    return runs, sources
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--runs", type=Path, default=ROOT / ".medground" / "runs")
-    ap.add_argument("--out", type=Path, default=ROOT / "docs" / "reports" / "grounding")
-    ap.add_argument("--holdout", type=Path, default=None,
-                    help="runs of configs/sweeps/grounding-holdout.yaml: the w = 0.5 mixture tested on the "
-                         "questions the verdict's runs did not answer")
-    args = ap.parse_args()
+def freeze(runs: dict[str, dict[str, list[dict]]], sources: dict[tuple[str, str], Path], dest: Path) -> None:
+    """Copy each reported run (config.json and its merged per-question records) into ``dest``, so
+    the report can be recomputed, and a partial run resumed, from the repository alone:
+    ``cp -r docs/reports/grounding/runs/* .medground/runs/`` and run the sweep again."""
+    for (dataset, config), src in sources.items():
+        records = runs.get(dataset, {}).get(config)
+        if not records or config == "direct+calibration":
+            continue
+        meta = json.loads((src / "config.json").read_text(encoding="utf-8"))
+        out = dest / meta.get("run_id", src.name)
+        out.mkdir(parents=True, exist_ok=True)
+        if src.resolve() != out.resolve():
+            (out / "config.json").write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        lines = [json.dumps(r, ensure_ascii=False, separators=(",", ":")) for r in records]
+        (out / "results.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def carry(previous: dict, fresh: dict) -> dict:
+    """Rows and sections of the previous report that this one cannot recompute (their per-question
+    records are in no runs root: they predate the frozen copies) kept unchanged, marked carried."""
+    out = json.loads(json.dumps(fresh))
+    for dataset, rows in previous.get("tables", {}).items():
+        have = {r["config"] for r in out["tables"].get(dataset, [])}
+        out["tables"].setdefault(dataset, []).extend({**r, "carried": True} for r in rows if r["config"] not in have)
+    for section in ("rag_focus_evidence_coverage", "evidence_prior_mixture", "holdout"):
+        for dataset, val in previous.get(section, {}).items():
+            if val and not out[section].get(dataset):
+                out[section][dataset] = val
+                out.setdefault("carried_sections", []).append(f"{section}/{dataset}")
+    return out
+
+
+def compute(runs: dict[str, dict[str, list[dict]]], held_runs: dict[str, dict[str, list[dict]]]) -> dict:
+    """The report's figures from per-question records alone (and the chunk store, for coverage)."""
     from medground.eval.metrics import recalibrate
 
-    runs = newest_runs(args.runs)
     tables: dict[str, list[dict]] = {}
-    order = ["direct-letter", "direct+calibration", "direct-permute", "direct-cot", "rag-focus", "amt", "imedrag"]
     for dataset, configs in runs.items():
         if "direct-letter" in configs:
             configs["direct+calibration"] = recalibrate(configs["direct-letter"])
@@ -181,30 +226,71 @@ def main() -> None:
         same = {r["qid"]: bool(r.get("correct")) for r in configs.get("direct-permute", [])} or None
         tables[dataset] = [row(c, configs[c], None if c == "direct-letter" else base,
                                same if c in ("rag-focus", "amt", "imedrag") else None)
-                           for c in sorted(configs, key=lambda c: order.index(c) if c in order else 99) if configs[c]]
-    cover = {}
+                           for c in configs if configs[c]]
+    cover, mixes = {}, {}
     for dataset, configs in runs.items():
+        same = {r["qid"]: bool(r.get("correct")) for r in configs.get("direct-permute", [])} or None
+        base = {r["qid"]: bool(r.get("correct")) for r in configs.get("direct-letter", [])} or None
         if configs.get("rag-focus"):
-            same = {r["qid"]: bool(r.get("correct")) for r in configs.get("direct-permute", [])} or None
-            cover[dataset] = coverage(dataset, configs["rag-focus"], same)
-    mixes = {}
-    for dataset, configs in runs.items():
+            found = coverage(dataset, configs["rag-focus"], same)
+            if found:
+                cover[dataset] = found
         if configs.get("rag-focus") and configs.get("direct-permute"):
-            base = {r["qid"]: bool(r.get("correct")) for r in configs.get("direct-letter", [])} or None
             mixes[dataset] = mixture(configs["rag-focus"], configs["direct-permute"], base)
-    held = holdout(args.holdout, runs) if args.holdout else {}
+    return {"tables": tables, "rag_focus_evidence_coverage": cover, "evidence_prior_mixture": mixes,
+            "holdout": holdout(held_runs, runs) if held_runs else {}}
+
+
+ORDER = ["direct-letter", "direct+calibration", "direct-permute", "direct-cot", "rag-focus", "amt", "imedrag"]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=Path, action="append", default=None,
+                    help="a runs directory of the sweep (repeatable; default: the frozen copies in OUT/runs, "
+                         "then .medground/runs)")
+    ap.add_argument("--out", type=Path, default=ROOT / "docs" / "reports" / "grounding")
+    ap.add_argument("--holdout", type=Path, default=None,
+                    help="runs of configs/sweeps/grounding-holdout.yaml: the w = 0.5 mixture tested on the "
+                         "questions the verdict's runs did not answer (read after the frozen OUT/runs-holdout)")
+    ap.add_argument("--freeze", action="store_true",
+                    help="copy every reported run's config and per-question records into OUT/runs (and "
+                         "OUT/runs-holdout), so the report can be recomputed and a partial run resumed from the repo")
+    args = ap.parse_args()
+
+    runs, sources = newest_runs(*(args.runs or [args.out / "runs", ROOT / ".medground" / "runs"]))
+    held_runs, held_sources = newest_runs(args.out / "runs-holdout", *([args.holdout] if args.holdout else []))
+    report = compute(runs, held_runs)
+    if args.freeze:
+        freeze(runs, sources, args.out / "runs")
+        freeze(held_runs, held_sources, args.out / "runs-holdout")
+    previous = args.out / "grounding.json"
+    if previous.exists():
+        report = carry(json.loads(previous.read_text(encoding="utf-8")), report)
+    for rows in report["tables"].values():
+        rows.sort(key=lambda r: ORDER.index(r["config"]) if r["config"] in ORDER else 99)
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "grounding.json").write_text(json.dumps({"command": "python " + " ".join(sys.argv), "tables": tables,
-                                                         "rag_focus_evidence_coverage": cover,
-                                                         "evidence_prior_mixture": mixes, "holdout": held},
-                                                        indent=2) + "\n")
-    plot(tables, args.out / "accuracy_runtime.png")
+    report = {"command": "python " + " ".join(sys.argv), **report}
+    (args.out / "grounding.json").write_text(json.dumps(report, indent=2) + "\n")
+    plot(report["tables"], args.out / "accuracy_runtime.png")
+    text = render(report)
+    (args.out / "README.md").write_text(text)
+    print(text)
+
+
+def render(report: dict) -> str:
+    tables, cover = report["tables"], report["rag_focus_evidence_coverage"]
+    mixes, held = report["evidence_prior_mixture"], report["holdout"]
     lines = ["# Grounding verdict", "",
              "Same seeded questions for every configuration (configs/sweeps/grounding.yaml); the bundled "
              "Qwen2.5-Coder-1.5B (Q4_K_M) on 2 CPU threads. Δ and p: exact McNemar against direct (letter) on the "
              "questions both answered. Seconds are wall time per question as recorded by the runner; a run that "
              "found its first pass in the shared LLM cache (direct-permute reuses direct's prompt) is cheaper than a "
-             "cold run, see docs/benchmarks.md for cold costs.", ""]
+             "cold run, see docs/benchmarks.md for cold costs.", "",
+             "The per-question records of the runs are in [`runs/`](runs) (each a run directory: `config.json`, "
+             "`results.jsonl`); `python benchmarks/grounding.py` recomputes every figure from them. Rows marked † "
+             "are carried unchanged from the previous report: their records were made before runs were kept in the "
+             "repository and were lost with that machine.", ""]
     for dataset, rows in tables.items():
         lines += [f"## {dataset}", "", "| config | n | accuracy % | 95% CI | vs direct (letter): Δ pts, only this / "
                   "only direct right, McNemar p | vs direct-permute (same reader, no evidence) | s/q | "
@@ -218,11 +304,17 @@ def main() -> None:
                     f"p = {v['p_value']}")
 
         for r in rows:
-            lines.append(f"| {r['config']} | {r['n']} | {100 * r['accuracy']:.1f} | {100 * r['ci95'][0]:.1f}–"
+            mark = " †" if r.get("carried") else ""
+            lines.append(f"| {r['config']}{mark} | {r['n']} | {100 * r['accuracy']:.1f} | {100 * r['ci95'][0]:.1f}–"
                          f"{100 * r['ci95'][1]:.1f} | {cell(r.get('vs_direct'))} | {cell(r.get('vs_direct_permute'))} | "
                          f"{r['seconds_per_q']} | {r['prompt_tokens_per_q']} | {r['parse_failures']} | "
                          f"{r['pred_share']['B']} |")
         lines.append("")
+    carried = set(report.get("carried_sections", []))
+
+    def dagger(section: str, dataset: str) -> str:
+        return " †" if f"{section}/{dataset}" in carried else ""
+
     if cover:
         lines += ["## Why the gain is small: what the evidence contains", "",
                   "rag-focus questions whose gold option text appears in a cited passage (full chunk text), and "
@@ -234,10 +326,10 @@ def main() -> None:
             return "—" if x is None else f"{100 * x:.1f} %"
 
         for dataset, c in cover.items():
-            if c:
-                lines.append(f"| {dataset} | {c['n']} | {c['gold_text_in_cited_passages']} | {pct(c['accuracy_when_in'])} | "
-                             f"{pct(c['same_reader_closed_book_when_in'])} | {pct(c['accuracy_when_not'])} | "
-                             f"{pct(c['same_reader_closed_book_when_not'])} |")
+            lines.append(f"| {dataset}{dagger('rag_focus_evidence_coverage', dataset)} | {c['n']} | "
+                         f"{c['gold_text_in_cited_passages']} | {pct(c['accuracy_when_in'])} | "
+                         f"{pct(c['same_reader_closed_book_when_in'])} | {pct(c['accuracy_when_not'])} | "
+                         f"{pct(c['same_reader_closed_book_when_not'])} |")
         lines.append("")
     if mixes:
         lines += ["## Weighing the evidence against the reader's prior", "",
@@ -246,13 +338,13 @@ def main() -> None:
                   "| dataset | " + " | ".join(f"w = {m['weight_on_evidence']}" for m in next(iter(mixes.values())))
                   + " |", "|---|" + "---|" * len(next(iter(mixes.values())))]
         for dataset, ms in mixes.items():
-            lines.append(f"| {dataset} (n = {ms[0]['n']}) | " + " | ".join(
+            lines.append(f"| {dataset}{dagger('evidence_prior_mixture', dataset)} (n = {ms[0]['n']}) | " + " | ".join(
                 f"{100 * m['accuracy']:.1f} %" + (f" (+{m['vs_direct']['only_this_right']} / −"
                                                   f"{m['vs_direct']['only_base_right']}, p = {m['vs_direct']['p_value']})"
                                                   if "vs_direct" in m else "") for m in ms) + " |")
         lines.append("")
     for dataset, h in held.items():
-        lines += [f"## Confirmation on fresh questions: {dataset}", "",
+        lines += [f"## Confirmation on fresh questions: {dataset}{dagger('holdout', dataset)}", "",
                   f"The {h['n_new']} questions of `configs/sweeps/grounding-holdout.yaml` that the verdict's runs did not "
                   "answer; the test fixed before the run: the w = 0.5 mixture against direct (letter).", "",
                   "| config | n | accuracy % | 95% CI | vs direct (letter) |", "|---|---|---|---|---|"]
@@ -262,9 +354,8 @@ def main() -> None:
                          f"{100 * r['ci95'][1]:.1f} | " + (f"{v['only_this_right']} / {v['only_base_right']}, "
                                                            f"p = {v['p_value']}" if v else "—") + " |")
         lines.append("")
-    lines += ["![accuracy vs runtime](accuracy_runtime.png)", "", f"Command: `python {' '.join(sys.argv)}`", ""]
-    (args.out / "README.md").write_text("\n".join(lines))
-    print("\n".join(lines))
+    lines += ["![accuracy vs runtime](accuracy_runtime.png)", "", f"Command: `{report['command']}`", ""]
+    return "\n".join(lines)
 
 
 def plot(tables: dict[str, list[dict]], path: Path) -> None:
