@@ -61,3 +61,52 @@ def test_training_moves_helpful_passages_up_on_their_questions(tmp_path):
     res = rank_judged(held, out, rule="gain")
     assert res["questions"] == 1 and res["first_stage_mrr"] == pytest.approx(1 / 3) and res["bi_encoder_mrr"] == 1.0
 
+
+
+def _cand(qid, options, answer, texts, question=None):
+    from medground.schema import Chunk, Passage, Question
+
+    q = Question(qid=qid, dataset="t", question=question or f"question {qid}?", options=options, answer=answer)
+    ps = [Passage(Chunk(chunk_id=f"{qid}-{i}", doc_id="", corpus="", source_path="", text=t, title=""), 1.0, "stored", i)
+          for i, t in enumerate(texts, start=1)]
+    return q, ps
+
+
+def test_answer_labels_need_the_gold_text_alone_and_whole_words():
+    from medground.train.biencoder import answer_labels
+
+    q, ps = _cand("q1", {"A": "Pyridoxine", "B": "Thiamine", "C": "Folate", "D": "Niacin"}, "A",
+                  ["Give pyridoxine with isoniazid.", "Pyridoxine and thiamine are B vitamins.",
+                   "Isoniazid causes neuropathy.", "Pyridoxines are a family."])
+    # stated alone: positive; with another option's text: ambiguous; absent (or only as part of a word): negative
+    assert answer_labels(q, ps) == [1, -1, 0, 0]
+    # an option inside the gold text ("Vitamin B6" in "Vitamin B6 deficiency") is no evidence against it,
+    # but the longer option stated where the gold is the shorter one is
+    opts = {"A": "Vitamin B6", "B": "Vitamin B6 deficiency"}
+    assert answer_labels(*_cand("q2", opts, "B", ["Vitamin B6 deficiency follows."])) == [1]
+    assert answer_labels(*_cand("q3", opts, "A", ["Vitamin B6 deficiency follows."])) == [-1]
+
+
+def test_catch_all_numeric_and_short_answers_are_not_looked_for():
+    from medground.train.biencoder import answer_labels, usable_answer
+
+    assert not usable_answer("All of the above") and not usable_answer("None") and not usable_answer("12")
+    assert not usable_answer("K+") and usable_answer("Hypokalemia") and usable_answer("Both (A) is wrong") is False
+    q, ps = _cand("q", {"A": "x", "B": "All of the above"}, "B", ["All of the above apply."])
+    assert answer_labels(q, ps) is None
+
+
+def test_answer_triplets_pair_the_best_positives_with_the_top_negatives_and_count():
+    from medground.train.biencoder import answer_label_counts, answer_triplets
+
+    q, ps = _cand("q1", {"A": "Pyridoxine", "B": "Thiamine"}, "A",
+                  ["Unrelated top passage.", "Give pyridoxine.", "Another unrelated.", "Pyridoxine again.",
+                   "Pyridoxine a third time."])
+    skipped = _cand("q2", {"A": "None of the above", "B": "x"}, "A", ["None of the above."])
+    no_negative = _cand("q3", {"A": "Digoxin", "B": "Heparin"}, "A", ["Digoxin toxicity."])
+    items = [(q, ps), skipped, no_negative]
+    assert answer_triplets(items) == [("question q1?", "Give pyridoxine.", "Unrelated top passage."),
+                                      ("question q1?", "Pyridoxine again.", "Another unrelated.")]
+    assert answer_triplets(items, max_positives=1) == [("question q1?", "Give pyridoxine.", "Unrelated top passage.")]
+    assert answer_label_counts(items) == {"questions": 3, "usable_answer": 2, "with_positive": 2, "positives": 4,
+                                          "ambiguous": 0, "negatives": 2}

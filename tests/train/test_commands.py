@@ -49,3 +49,26 @@ def test_answers_from_another_dataset_are_a_clear_error(tmp_path, monkeypatch):
                                       str(tmp_path / "bi"), "--rule", "verified", "--answers", "mirage/medqa",
                                       "--no-pubmedqa"])
     assert result.exit_code == 2 and "no gold answer for 6" in result.output
+
+
+def _candidates(tmp_path, stated: bool):
+    path = tmp_path / "cand.jsonl"
+    rows = [{"qid": f"q{n}", "dataset": "t", "question": f"Question {n}?", "options": {"A": "Pyridoxine", "B": "Niacin"},
+             "answer": "A", "passages": [{"chunk_id": f"c{n}-{i}", "text": text}
+                                         for i, text in enumerate(["Unrelated.", "Give pyridoxine." if stated else "No."])]}
+            for n in range(6)]
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    return path
+
+
+def test_feedback_and_candidates_are_either_or(tmp_path):
+    both = CliRunner().invoke(app, ["biencoder", "--feedback", str(_feedback(tmp_path, True)), "--candidates",
+                                    str(_candidates(tmp_path, True)), "--out", str(tmp_path / "bi"), "--no-pubmedqa"])
+    neither = CliRunner().invoke(app, ["biencoder", "--out", str(tmp_path / "bi"), "--no-pubmedqa"])
+    assert both.exit_code == 2 and neither.exit_code == 2 and "--candidates" in both.output
+
+
+def test_candidates_that_never_state_the_answer_are_a_clear_error(tmp_path):
+    result = CliRunner().invoke(app, ["biencoder", "--candidates", str(_candidates(tmp_path, False)), "--out",
+                                      str(tmp_path / "bi"), "--no-pubmedqa"])
+    assert result.exit_code == 2 and "no training triplets" in result.output

@@ -6,6 +6,12 @@ retrieved for the same question that did not (the one that left the gold answer 
 MultipleNegativesRankingLoss (InfoNCE) adds every other passage in the batch as an easy negative.
 Known-item pairs (a PubMedQA question and its own abstract) can be mixed in as extra positives.
 
+Without the LLM, ``answer_triplets`` labels stored candidates (``train candidates``) the way DPR
+labelled its training data (distant supervision): a positive is a retrieved passage that states
+the gold option's text and no other option's; the hard negatives are the passages ranked highest
+that do not state it. Cheap for every question, but noisy: a passage can name the answer without
+answering the question.
+
 The result is an ordinary SentenceTransformer directory: name it as the dense retriever's
 embedder (``dense: {embedder: {model: DIR}}``); its index gets its own directory.
 """
@@ -21,6 +27,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from medground.schema import Passage, Question
 from medground.train.feedback import Judgement, by_question
 
 
@@ -63,6 +70,83 @@ def feedback_triplets(judgements: Sequence[Judgement], rule: str = "flip", margi
         for i, p in enumerate(pos):
             out.append((p.query, p.passage, neg[i % len(neg)].passage))
     return out
+
+
+# Options whose text says nothing on its own: a passage "containing" them proves nothing.
+_VACUOUS_OPTIONS = ("all of the above", "none of the above", "both", "all of these", "none of these", "none",
+                    "all", "neither")
+
+
+def usable_answer(text: str, min_chars: int = 4) -> bool:
+    """Whether an option's text can be looked for in a passage: long enough and not a catch-all."""
+    from medground.eval.retrieval_metrics import answer_words
+
+    words = answer_words(text).strip()
+    return len(words) >= min_chars and not words.replace(" ", "").isdigit() and \
+        not any(words == v or words.startswith(v + " ") for v in _VACUOUS_OPTIONS)
+
+
+def answer_labels(question: Question, passages: Sequence[Passage]) -> list[int] | None:
+    """Per passage: 1 states the gold option's text and no other option's, 0 states no gold text,
+    -1 ambiguous (states the gold text and another option's too; neither positive nor negative).
+    None when the gold option cannot be looked for (see ``usable_answer``)."""
+    from medground.eval.retrieval_metrics import contains_answer
+
+    gold = question.options.get(question.answer or "")
+    if not gold or not usable_answer(gold):
+        return None
+    others = [t for k, t in question.options.items() if k != question.answer and usable_answer(t)
+              and not contains_answer(gold, t)]  # "Vitamin B6" is not evidence against "Vitamin B6 deficiency"
+    labels = []
+    for p in passages:
+        if not contains_answer(p.chunk.text, gold):
+            labels.append(0)
+        else:
+            labels.append(-1 if any(contains_answer(p.chunk.text, t) for t in others) else 1)
+    return labels
+
+
+def answer_label_counts(items: Sequence[tuple[Question, Sequence[Passage]]]) -> dict[str, int]:
+    """How many questions could be labelled, how many have a positive, and the passage labels."""
+    counts = {"questions": len(items), "usable_answer": 0, "with_positive": 0, "positives": 0, "ambiguous": 0,
+              "negatives": 0}
+    for question, passages in items:
+        labels = answer_labels(question, passages)
+        if labels is None:
+            continue
+        counts["usable_answer"] += 1
+        counts["with_positive"] += 1 in labels
+        counts["positives"] += labels.count(1)
+        counts["ambiguous"] += labels.count(-1)
+        counts["negatives"] += labels.count(0)
+    return counts
+
+
+def answer_triplets(items: Sequence[tuple[Question, Sequence[Passage]]], max_positives: int = 2
+                    ) -> list[tuple[str, str, str]]:
+    """(question, passage stating the answer, highest-ranked passage not stating it) from stored
+    candidates: at most ``max_positives`` per question (the best ranked), each with its own hard negative."""
+    out = []
+    for question, passages in items:
+        labels = answer_labels(question, passages)
+        if labels is None:
+            continue
+        pos = [p for p, y in zip(passages, labels) if y == 1][:max_positives]
+        neg = [p for p, y in zip(passages, labels) if y == 0]
+        for i, p in enumerate(pos):
+            if i < len(neg):
+                out.append((question.question, p.chunk.text, neg[i].chunk.text))
+    return out
+
+
+def rank_candidates(items: Sequence[tuple[Question, Sequence[Passage]]], model: str | Path | None) -> dict:
+    """Held-out check for answer labels: the answer-stating passages' MRR when each question's
+    stored candidates are ordered by the bi-encoder vs in first-stage order."""
+    groups = []
+    for question, passages in items:
+        labels = answer_labels(question, passages) or []
+        groups.append((question.question, [p.chunk.text for p in passages], {i for i, y in enumerate(labels) if y == 1}))
+    return _reorder_mrr(groups, model, "no held-out question has both an answer-stating and another passage")
 
 
 def pubmedqa_known_items(root: str | Path, *, exclude_test: bool = True) -> list[tuple[str, str]]:
@@ -133,6 +217,15 @@ def rank_judged(judgements: Sequence[Judgement], model: str | Path | None, *, ru
                 margin: float = 0.1) -> dict:
     """Held-out check without an index: order each question's judged passages by the bi-encoder's
     similarity and compare the helpful ones' MRR with the first-stage order (questions with both kinds)."""
+    groups = [(js[0].query, [j.passage for j in js], {i for i, j in enumerate(js) if j.label(rule, margin)})
+              for js in by_question(judgements).values()]
+    return _reorder_mrr(groups, model, "no held-out question has both a helpful and an unhelpful passage")
+
+
+def _reorder_mrr(groups: Sequence[tuple[str, Sequence[str], set[int]]], model: str | Path | None, empty: str) -> dict:
+    """(query, passages in first-stage order, indices of the relevant ones) per question → MRR of the
+    relevant passages in first-stage order vs ordered by the bi-encoder; questions where every or no
+    passage is relevant say nothing and are skipped."""
     import numpy as np
     from sentence_transformers import SentenceTransformer
 
@@ -141,15 +234,14 @@ def rank_judged(judgements: Sequence[Judgement], model: str | Path | None, *, ru
 
     encoder = SentenceTransformer(str(model) if model else minilm_path(), device="cpu")
     first, mine = [], []
-    for js in by_question(judgements).values():
-        helpful = {i for i, j in enumerate(js) if j.label(rule, margin)}
-        if not 0 < len(helpful) < len(js):
+    for query, texts, relevant in groups:
+        if not 0 < len(relevant) < len(texts):
             continue
-        q = encoder.encode([js[0].query], normalize_embeddings=True)
-        p = encoder.encode([j.passage for j in js], normalize_embeddings=True, batch_size=32)
+        q = encoder.encode([query], normalize_embeddings=True)
+        p = encoder.encode(list(texts), normalize_embeddings=True, batch_size=32)
         order = np.argsort(-(p @ q[0]), kind="stable").tolist()
-        first.append(reciprocal_rank(list(range(len(js))), helpful))
-        mine.append(reciprocal_rank(order, helpful))
+        first.append(reciprocal_rank(list(range(len(texts))), relevant))
+        mine.append(reciprocal_rank(order, relevant))
     if not first:
-        raise ValueError("no held-out question has both a helpful and an unhelpful passage")
+        raise ValueError(empty)
     return {"questions": len(first), "first_stage_mrr": float(np.mean(first)), "bi_encoder_mrr": float(np.mean(mine))}

@@ -108,10 +108,15 @@ def reranker(
 
 @app.command()
 def biencoder(
-    feedback_files: list[Path] = typer.Option(..., "--feedback", exists=True, dir_okay=False,
-                                              help="From `train feedback` (repeat for several files)."),
+    feedback_files: Optional[list[Path]] = typer.Option(None, "--feedback", exists=True, dir_okay=False,
+                                                        help="From `train feedback` (repeat for several files)."),
+    candidates_files: Optional[list[Path]] = typer.Option(
+        None, "--candidates", exists=True, dir_okay=False,
+        help="Instead of --feedback, no LLM: stored candidates from `train candidates`, labelled by whether a "
+             "passage states the gold option's text (distant supervision, rule answer)."),
     out: Path = typer.Option(..., help="Directory for the fine-tuned SentenceTransformer."),
-    rule: str = typer.Option("gain", help=RULE_HELP),
+    rule: str = typer.Option("gain", help=RULE_HELP + " With --candidates the rule is answer."),
+    max_positives: int = typer.Option(2, min=1, help="--candidates: answer-stating passages used per question."),
     margin: float = typer.Option(0.1),
     holdout: float = typer.Option(0.2, min=0.0, max=0.9, help="Share of questions kept out for the held-out check."),
     pubmedqa: bool = typer.Option(True, help="Add PubMedQA question -> own abstract pairs (its 500 test ids left out)."),
@@ -133,13 +138,51 @@ def biencoder(
         train_biencoder,
     )
 
+    if bool(feedback_files) == bool(candidates_files):
+        raise typer.BadParameter("give --feedback files or --candidates files (not both)", param_hint="--feedback")
     known = pubmedqa_known_items(data_root()) if pubmedqa else []
     settings = BiEncoderTrainSettings(base_model=base_model, epochs=epochs, batch_size=batch_size,
                                       learning_rate=lr, threads=threads, seed=seed)
+    if candidates_files:
+        _fine_tune_on_answers(candidates_files, out, holdout, seed, max_positives, settings, known)
+        return
     _fine_tune(feedback_files, out, rule, margin, holdout, seed, answers=answers,
                train=lambda js: train_biencoder(feedback_triplets(js, rule, margin), out, settings, known_items=known),
                check=lambda js: {"base": rank_judged(js, base_model, rule=rule, margin=margin),
                                  "fine_tuned": rank_judged(js, out, rule=rule, margin=margin)})
+
+
+def _fine_tune_on_answers(candidates_files: list[Path], out: Path, holdout: float, seed: int, max_positives: int,
+                          settings, known: list[tuple[str, str]]) -> None:
+    """The bi-encoder on answer-containment labels: split the stored candidates by question (the
+    same stable split as feedback), train on one side, check on the other, write heldout_eval.json."""
+    from medground.train.biencoder import answer_label_counts, answer_triplets, rank_candidates, train_biencoder
+    from medground.train.feedback import heldout, load_candidates
+
+    items = [it for f in candidates_files for it in load_candidates(f)]
+    train_side = [(q, ps) for q, ps in items if not heldout(q.qid, holdout, seed)]
+    test_side = [(q, ps) for q, ps in items if heldout(q.qid, holdout, seed)]
+    triplets = answer_triplets(train_side, max_positives)
+    if not triplets:
+        typer.echo(f"error: no training triplets: none of the {len(train_side)} training questions has a stored "
+                   "passage stating its gold option's text and one not stating it (store more passages per "
+                   "question with `train candidates --passages`)", err=True)
+        raise typer.Exit(2)
+    try:
+        report = train_biencoder(triplets, out, settings, known_items=known)
+    except ValueError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    result: dict = {"train": asdict(report), "rule": "answer", "max_positives": max_positives,
+                    "labels": {"train": answer_label_counts(train_side), "heldout": answer_label_counts(test_side)}}
+    if test_side:
+        try:
+            result["heldout"] = {"base": rank_candidates(test_side, settings.base_model),
+                                 "fine_tuned": rank_candidates(test_side, out)}
+        except ValueError as exc:
+            result["heldout"] = {"error": str(exc)}
+    (out / "heldout_eval.json").write_text(json.dumps(result, indent=2) + "\n")
+    typer.echo(json.dumps(result, indent=2))
 
 
 def _fine_tune(feedback_files: list[Path], out: Path, rule: str, margin: float, holdout: float, seed: int, *,
