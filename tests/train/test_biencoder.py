@@ -94,6 +94,9 @@ def test_catch_all_numeric_and_short_answers_are_not_looked_for():
     assert not usable_answer("K+") and usable_answer("Hypokalemia") and usable_answer("Both (A) is wrong") is False
     q, ps = _cand("q", {"A": "x", "B": "All of the above"}, "B", ["All of the above apply."])
     assert answer_labels(q, ps) is None
+    negated = _cand("n", {"A": "Hypokalemia", "B": "Fever"}, "B", ["Fever is common."],
+                    question="All are adverse effects EXCEPT:")
+    assert answer_labels(*negated) is None
 
 
 def test_answer_triplets_pair_the_best_positives_with_the_top_negatives_and_count():

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -77,6 +78,10 @@ _VACUOUS_OPTIONS = ("all of the above", "none of the above", "both", "all of the
                     "all", "neither")
 
 
+# "All are causes of X except -": the gold option is the one the evidence does not support.
+_NEGATED = re.compile(r"\b(except|not|false|incorrect|untrue|least)\b", re.IGNORECASE)
+
+
 def usable_answer(text: str, min_chars: int = 4) -> bool:
     """Whether an option's text can be looked for in a passage: long enough and not a catch-all."""
     from medground.eval.retrieval_metrics import answer_words
@@ -89,11 +94,12 @@ def usable_answer(text: str, min_chars: int = 4) -> bool:
 def answer_labels(question: Question, passages: Sequence[Passage]) -> list[int] | None:
     """Per passage: 1 states the gold option's text and no other option's, 0 states no gold text,
     -1 ambiguous (states the gold text and another option's too; neither positive nor negative).
-    None when the gold option cannot be looked for (see ``usable_answer``)."""
+    None when the gold option cannot be looked for (see ``usable_answer``) or the question is
+    negated ("… except", "which is not …"), where stating the gold option is no evidence for it."""
     from medground.eval.retrieval_metrics import contains_answer
 
     gold = question.options.get(question.answer or "")
-    if not gold or not usable_answer(gold):
+    if not gold or not usable_answer(gold) or _NEGATED.search(question.question):
         return None
     others = [t for k, t in question.options.items() if k != question.answer and usable_answer(t)
               and not contains_answer(gold, t)]  # "Vitamin B6" is not evidence against "Vitamin B6 deficiency"
