@@ -78,6 +78,24 @@ def test_checked_keeps_a_supported_answer_and_quotes_instead_of_an_unsupported_o
     assert ans.metadata["dropped_sentences"] == ["Stop the drug and give intravenous magnesium sulfate [1]."]
 
 
+def test_an_uncited_answer_is_attributed_to_the_passage_that_supports_it_not_to_the_support_pick(tiny_chunks):
+    # The support pass points at passage 2; the reader answered right from passage 1 but cited nothing.
+    numbers = _numbers(0.05, 0.03, 0.9, 0.02)
+    right = ScriptedLLM(lambda u, k: "Giving pyridoxine (vitamin B6) prevents it. It also cures everything else "
+                                     "known to medicine.", letter_logprobs=numbers)
+    ans = RagPipeline(right, _engine(tiny_chunks), ReaderSettings(freetext_answer="checked")).answer(Q)
+    assert ans.text == "Giving pyridoxine (vitamin B6) prevents it. [1]"
+    assert [c.number for c in ans.citations] == [1] and "pyridoxine" in ans.citations[0].text
+    assert ans.metadata["attributed_to"] == 1 and "extractive" not in ans.metadata
+    assert ans.metadata["dropped_sentences"] == ["It also cures everything else known to medicine."]
+
+    # Supported by no passage: the support pick is quoted, as before.
+    wrong = ScriptedLLM(lambda u, k: "Stop the drug and give intravenous magnesium sulfate.", letter_logprobs=numbers)
+    ans = RagPipeline(wrong, _engine(tiny_chunks), ReaderSettings(freetext_answer="checked")).answer(Q)
+    assert ans.metadata["extractive"] and "magnesium" not in ans.text
+    assert ans.metadata["quote_reason"] == "generated answer cites no passage and no passage supports it"
+
+
 def test_unaddressed_terms_names_what_a_record_never_mentions():
     from medground.pipelines.support import asking_sentences, unaddressed_terms
 

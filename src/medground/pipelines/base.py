@@ -256,8 +256,16 @@ def free_text_answer(llm: LLM, question: Question, evidence: Evidence, settings:
     if settings.freetext_answer == "checked":
         meta["generated"] = text
         if not cited:
-            meta["generated_supported"] = False
-            return quoted("generated answer cites no passage")
+            found_in = sup.attribute(text, evidence.citations, exclude=[q])
+            if found_in is None:
+                meta["generated_supported"] = False
+                return quoted("generated answer cites no passage and no passage supports it")
+            passage, claims = found_in
+            dropped = sup.split_supported(text, passage.text, exclude=[q])[1]
+            meta.update(generated_supported=False, attributed_to=passage.number,
+                        **({"dropped_sentences": dropped} if dropped else {}))
+            return Answer(outcome="answered", text=" ".join(claims) + f" [{passage.number}]", citations=[passage],
+                          metadata=meta)
         kept, dropped = sup.split_supported(text, " ".join(c.text for c in cited), exclude=[q])
         meta["generated_supported"] = not dropped
         if dropped:

@@ -99,6 +99,21 @@ def split_supported(answer: str, source_text: str, *, exclude: Sequence[str] = (
     return kept, dropped
 
 
+def attribute(answer: str, passages: Sequence[Citation], *, exclude: Sequence[str] = ()
+              ) -> tuple[Citation, list[str]] | None:
+    """An answer that cites nothing: the passage that supports most of its claim-making sentences
+    (the earlier-ranked on a tie) and those sentences, or None when no passage supports any claim.
+    The small reader often answers right and forgets the [n]; the passage it used is then found
+    from what it said, not guessed from the support pass."""
+    best: tuple[Citation, list[str]] | None = None
+    for passage in passages:
+        kept, _ = split_supported(answer, passage.text, exclude=exclude)
+        claims = [k for k in kept if split_supported(k, "", exclude=exclude)[1]]  # drop claim-free sentences
+        if claims and (best is None or len(claims) > len(best[1])):
+            best = (passage, claims)
+    return best
+
+
 def claims_supported(answer: str, source_text: str, *, exclude: Sequence[str] = (), min_share: float = 0.7) -> bool:
     """Every sentence of ``answer`` is supported by ``source_text`` (see ``split_supported``)."""
     return not split_supported(answer, source_text, exclude=exclude, min_share=min_share)[1]
