@@ -260,8 +260,7 @@ def free_text_answer(llm: LLM, question: Question, evidence: Evidence, settings:
             if found_in is None:
                 meta["generated_supported"] = False
                 return quoted("generated answer cites no passage and no passage supports it")
-            passage, claims = found_in
-            dropped = sup.split_supported(text, passage.text, exclude=[q])[1]
+            passage, claims, dropped = found_in
             meta.update(generated_supported=False, attributed_to=passage.number,
                         **({"dropped_sentences": dropped} if dropped else {}))
             return Answer(outcome="answered", text=" ".join(claims) + f" [{passage.number}]", citations=[passage],
@@ -270,7 +269,7 @@ def free_text_answer(llm: LLM, question: Question, evidence: Evidence, settings:
         meta["generated_supported"] = not dropped
         if dropped:
             meta["dropped_sentences"] = dropped
-        if not any(sup.split_supported(k, "", exclude=[q])[1] for k in kept):  # no claim left
+        if not any(sup.makes_claim(k, exclude=[q]) for k in kept):  # no claim left
             return quoted("no sentence of the generated answer is supported by the passages it cites")
         text = " ".join(kept)
         cited = [by_number[n] for n in cited_numbers(text) if n in by_number] or cited

@@ -99,18 +99,23 @@ def split_supported(answer: str, source_text: str, *, exclude: Sequence[str] = (
     return kept, dropped
 
 
+def makes_claim(sentence: str, *, exclude: Sequence[str] = ()) -> bool:
+    """The sentence has a content term left once the question's and framing words are ignored."""
+    return bool(split_supported(sentence, "", exclude=exclude)[1])
+
+
 def attribute(answer: str, passages: Sequence[Citation], *, exclude: Sequence[str] = ()
-              ) -> tuple[Citation, list[str]] | None:
-    """An answer that cites nothing: the passage that supports most of its claim-making sentences
-    (the earlier-ranked on a tie) and those sentences, or None when no passage supports any claim.
-    The small reader often answers right and forgets the [n]; the passage it used is then found
-    from what it said, not guessed from the support pass."""
-    best: tuple[Citation, list[str]] | None = None
+              ) -> tuple[Citation, list[str], list[str]] | None:
+    """An answer that cites nothing: (the passage that supports most of its claim-making sentences
+    (the earlier-ranked on a tie), those sentences, the sentences it does not support), or None when
+    no passage supports any claim. The small reader often answers right and forgets the [n]; the
+    passage it used is then found from what it said, not guessed from the support pass."""
+    best: tuple[Citation, list[str], list[str]] | None = None
     for passage in passages:
-        kept, _ = split_supported(answer, passage.text, exclude=exclude)
-        claims = [k for k in kept if split_supported(k, "", exclude=exclude)[1]]  # drop claim-free sentences
+        kept, dropped = split_supported(answer, passage.text, exclude=exclude)
+        claims = [k for k in kept if makes_claim(k, exclude=exclude)]
         if claims and (best is None or len(claims) > len(best[1])):
-            best = (passage, claims)
+            best = (passage, claims, dropped)
     return best
 
 

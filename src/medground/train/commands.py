@@ -154,35 +154,26 @@ def biencoder(
 
 def _fine_tune_on_answers(candidates_files: list[Path], out: Path, holdout: float, seed: int, max_positives: int,
                           settings, known: list[tuple[str, str]]) -> None:
-    """The bi-encoder on answer-containment labels: split the stored candidates by question (the
-    same stable split as feedback), train on one side, check on the other, write heldout_eval.json."""
+    """The bi-encoder on answer-containment labels from stored candidates, through the same
+    split / train / check flow as the feedback labels."""
     from medground.train.biencoder import answer_label_counts, answer_triplets, rank_candidates, train_biencoder
-    from medground.train.feedback import heldout, load_candidates
+    from medground.train.feedback import load_candidates
+
+    def train(side: list) -> object:
+        triplets = answer_triplets(side, max_positives)
+        if not triplets:
+            raise ValueError(f"no training triplets: none of the {len(side)} training questions has a stored passage "
+                             "stating its gold option's text and one not stating it (store more passages per "
+                             "question with `train candidates --passages`)")
+        return train_biencoder(triplets, out, settings, known_items=known)
 
     items = [it for f in candidates_files for it in load_candidates(f)]
-    train_side = [(q, ps) for q, ps in items if not heldout(q.qid, holdout, seed)]
-    test_side = [(q, ps) for q, ps in items if heldout(q.qid, holdout, seed)]
-    triplets = answer_triplets(train_side, max_positives)
-    if not triplets:
-        typer.echo(f"error: no training triplets: none of the {len(train_side)} training questions has a stored "
-                   "passage stating its gold option's text and one not stating it (store more passages per "
-                   "question with `train candidates --passages`)", err=True)
-        raise typer.Exit(2)
-    try:
-        report = train_biencoder(triplets, out, settings, known_items=known)
-    except ValueError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
-    result: dict = {"train": asdict(report), "rule": "answer", "max_positives": max_positives,
-                    "labels": {"train": answer_label_counts(train_side), "heldout": answer_label_counts(test_side)}}
-    if test_side:
-        try:
-            result["heldout"] = {"base": rank_candidates(test_side, settings.base_model),
-                                 "fine_tuned": rank_candidates(test_side, out)}
-        except ValueError as exc:
-            result["heldout"] = {"error": str(exc)}
-    (out / "heldout_eval.json").write_text(json.dumps(result, indent=2) + "\n")
-    typer.echo(json.dumps(result, indent=2))
+    _train_and_check(items, lambda it: it[0].qid, out, holdout, seed, train=train,
+                     check=lambda side: {"base": rank_candidates(side, settings.base_model),
+                                         "fine_tuned": rank_candidates(side, out)},
+                     describe=lambda tr, te: {"rule": "answer", "max_positives": max_positives,
+                                              "labels": {"train": answer_label_counts(tr),
+                                                         "heldout": answer_label_counts(te)}})
 
 
 def _fine_tune(feedback_files: list[Path], out: Path, rule: str, margin: float, holdout: float, seed: int, *,
@@ -190,7 +181,7 @@ def _fine_tune(feedback_files: list[Path], out: Path, rule: str, margin: float, 
     """What both fine-tuning commands do: load the feedback (marking the passages that state the
     gold answer, if ``answers`` names the dataset), split it by question (stable), train on one
     side, check on the other, and write heldout_eval.json beside the model."""
-    from medground.train.feedback import gold_answers, heldout, load_feedback, mark_answers
+    from medground.train.feedback import gold_answers, load_feedback, mark_answers
 
     if rule not in {"flip", "gain", "verified"}:
         raise typer.BadParameter("expected flip, gain or verified", param_hint="--rule")
@@ -204,15 +195,24 @@ def _fine_tune(feedback_files: list[Path], out: Path, rule: str, margin: float, 
         except (ValueError, KeyError) as exc:
             typer.echo(f"error: --answers {answers}: {exc}", err=True)
             raise typer.Exit(2) from None
-    train_side = [j for j in judgements if not heldout(j.qid, holdout, seed)]
-    test_side = [j for j in judgements if heldout(j.qid, holdout, seed)]
+    _train_and_check(judgements, lambda j: j.qid, out, holdout, seed, train=train, check=check,
+                     describe=lambda tr, te: {"rule": rule, "margin": margin, "answers": answers,
+                                              "heldout_questions": len({j.qid for j in te})})
+
+
+def _train_and_check(items: list, qid_of, out: Path, holdout: float, seed: int, *, train, check, describe) -> None:
+    """Split the labelled items by question (stable), train on one side, check on the other, and
+    write heldout_eval.json beside the model; a ValueError from training is a clean exit 2."""
+    from medground.train.feedback import heldout
+
+    train_side = [x for x in items if not heldout(qid_of(x), holdout, seed)]
+    test_side = [x for x in items if heldout(qid_of(x), holdout, seed)]
     try:
         report = train(train_side)
     except ValueError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
-    result: dict = {"train": asdict(report), "rule": rule, "margin": margin, "answers": answers,
-                    "heldout_questions": len({j.qid for j in test_side})}
+    result: dict = {"train": asdict(report), **describe(train_side, test_side)}
     if test_side:
         try:
             result["heldout"] = check(test_side)
