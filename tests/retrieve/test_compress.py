@@ -62,3 +62,30 @@ def test_evidence_within_budget_is_returned_unchanged():
 def test_nothing_related_leaves_the_passages_to_the_reader():
     ev = evidence(FILLER, FILLER + " again")
     assert compress(ev, "Which enzyme does aspirin inhibit?", None, budget_tokens=10, count_tokens=words) is ev
+
+
+def test_neighbor_weight_keeps_the_deciding_sentence_that_shares_no_term_with_the_question():
+    # "... hypokalemia" names no question term; the sentence before it names digoxin.
+    lead = "Digoxin therapy requires care."
+    deciding = "Contraindications include myocarditis and hypokalemia."
+    rival = "Electrolyte panels are ordered often."
+    ev = evidence(f"{lead} {deciding} {FILLER}", f"{rival} {FILLER}")
+    question = "Which electrolyte abnormality is a problem for digoxin therapy?"
+    # Budget 19 words: one header (6) and the two digoxin sentences, not the rival's passage too.
+    plain = " ".join(c.text for c in compress(ev, question, None, budget_tokens=19, count_tokens=words).citations)
+    assert deciding not in plain  # it scores 0 on its own words: never chosen
+    out = compress(ev, question, None, budget_tokens=19, count_tokens=words, neighbor_weight=0.5)
+    assert deciding in " ".join(c.text for c in out.citations)
+
+
+def test_rank_weight_prefers_the_higher_ranked_passage_on_equal_wording():
+    same = "Digoxin toxicity causes nausea."
+    ev = evidence(f"{FILLER} {same}", f"{same} {FILLER}")
+    # Budget 14 words: one header (6) and one sentence. Passage 2 wins lexically by a hair
+    # ("vomiting"); the rank prior overturns it.
+    ev2 = evidence(f"{FILLER} {same}", f"Digoxin toxicity causes nausea and vomiting. {FILLER}")
+    q = "What does digoxin toxicity cause, nausea or vomiting?"
+    assert [c.number for c in compress(ev2, q, None, budget_tokens=14, count_tokens=words).citations] == [2]
+    out = compress(ev2, q, None, budget_tokens=14, count_tokens=words, rank_weight=1.0)
+    assert [c.number for c in out.citations] == [1]
+    assert compress(ev, q, None, budget_tokens=14, count_tokens=words, rank_weight=1.0).citations[0].number == 1

@@ -54,6 +54,10 @@ class ReaderSettings(BaseModel):
     # Compress evidence to the sentences most related to the question and options
     # (retrieve.compress) within this many tokens; None = read the packed passages whole.
     evidence_tokens: int | None = Field(None, ge=32)
+    # Compression context (retrieve.compress): a sentence also scores this share of its best
+    # neighbour's score, and sentences of passage i are weighted 1 + rank_weight / i.
+    evidence_neighbor_weight: float = Field(0.0, ge=0.0)
+    evidence_rank_weight: float = Field(0.0, ge=0.0)
     # Weigh the grounded option scores against the same reader's closed-book ones (one more read,
     # no evidence): argmax of w·log p(option | evidence) + (1 − w)·log p(option | none). 1.0 =
     # the evidence alone. Measured in docs/reports/grounding ("evidence_prior_mixture", holdout).
@@ -172,7 +176,8 @@ def focus(evidence: Evidence, question: Question, settings: ReaderSettings, engi
 
     with tally.stage("compress"):
         return compress(evidence, question.question, question.options, budget_tokens=settings.evidence_tokens,
-                        count_tokens=engine.count_tokens)
+                        count_tokens=engine.count_tokens, neighbor_weight=settings.evidence_neighbor_weight,
+                        rank_weight=settings.evidence_rank_weight)
 
 
 def evidence_block(evidence: Evidence) -> str:

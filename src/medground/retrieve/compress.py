@@ -13,6 +13,16 @@ evidence (a term in every sentence says nothing). A sentence scores
     + for each option: the weights of that option's terms it contains (options compete fairly:
       a sentence naming the right option and the question's subject scores highest).
 
+Two optional context terms (both off by default; the shipped reader configs turn them on,
+measured in docs/benchmarks.md, "Compression that keeps the deciding sentence"):
+
+    neighbor_weight * the best lexical score of the sentence just before or after it in the same
+      passage ("Contraindications include ... hypokalemia" follows the sentence naming digoxin:
+      a decisive sentence often shares no term with the question, its neighbour does);
+    the total multiplied by 1 + rank_weight / (passage position + 1): retrieval already ranked
+      the passages, and a sentence of the first passage is likelier to answer than an equally
+      worded one of the eighth.
+
 Selection is greedy by score until the budget is spent; options get one guaranteed slot each
 first (the best sentence that names the option, if any) so the reader sees evidence for and
 against every option, not just for the one with the longest text. Chosen sentences are shown
@@ -66,8 +76,9 @@ def _sentences(evidence: Evidence, count: TokenCount, tokenize: Callable[[str], 
 
 
 def score_sentences(sentences: list[_Sentence], question_terms: set[str],
-                    option_terms: Mapping[str, set[str]]) -> None:
-    """Set each sentence's score (see the module docstring)."""
+                    option_terms: Mapping[str, set[str]], *, neighbor_weight: float = 0.0,
+                    rank_weight: float = 0.0) -> None:
+    """Set each sentence's score (see the module docstring); ``sentences`` in passage order."""
     n = len(sentences)
     df: dict[str, int] = {}
     for s in sentences:
@@ -79,10 +90,18 @@ def score_sentences(sentences: list[_Sentence], question_terms: set[str],
         for terms in option_terms.values():
             score += sum(idf[t] for t in terms & s.terms)
         s.score = score
+    if not (neighbor_weight or rank_weight):
+        return
+    lexical = [s.score for s in sentences]
+    for k, s in enumerate(sentences):
+        beside = [lexical[j] for j in (k - 1, k + 1)
+                  if 0 <= j < n and sentences[j].citation == s.citation]
+        s.score = (lexical[k] + neighbor_weight * max(beside, default=0.0)) * (1 + rank_weight / (s.citation + 1))
 
 
 def compress(evidence: Evidence, question: str, options: Mapping[str, str] | None = None, *,
-             budget_tokens: int = 350, count_tokens: TokenCount | None = None) -> Evidence:
+             budget_tokens: int = 350, count_tokens: TokenCount | None = None, neighbor_weight: float = 0.0,
+             rank_weight: float = 0.0) -> Evidence:
     """The evidence cut down to its most question-related sentences within ``budget_tokens``.
 
     The budget counts what the reader sees: each kept citation's header ``[n] (label) `` plus
@@ -98,7 +117,7 @@ def compress(evidence: Evidence, question: str, options: Mapping[str, str] | Non
     sentences = _sentences(evidence, count_tokens, tok.tokenize)
     q_terms = set(tok.tokenize(question))
     opt_terms = {k: set(tok.tokenize(v)) - q_terms for k, v in (options or {}).items()}
-    score_sentences(sentences, q_terms, opt_terms)
+    score_sentences(sentences, q_terms, opt_terms, neighbor_weight=neighbor_weight, rank_weight=rank_weight)
     header_cost = {i: count_tokens(f"[{c.number}] ({c.label}) ") for i, c in enumerate(evidence.citations)}
 
     ranked = sorted(range(len(sentences)), key=lambda k: (-sentences[k].score, k))
