@@ -21,8 +21,8 @@ from reader import CONFIGS, load_answerable, mcnemar_row, print_table, save
 
 # (name, neighbor_weight, rank_weight)
 VARIANTS = [
-    ("lexical (before)", 0.0, 0.0),
-    ("neighbour 0.5 (shipped)", 0.5, 0.0),
+    ("lexical (shipped)", 0.0, 0.0),
+    ("neighbour 0.5", 0.5, 0.0),
     ("rank 1.0", 0.0, 1.0),
     ("neighbour 0.5 + rank 1.0", 0.5, 1.0),
     ("neighbour 1.0 + rank 2.0", 1.0, 2.0),

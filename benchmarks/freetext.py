@@ -20,7 +20,7 @@ extractive) are scored by
   supported every sentence has >= 70 % of its content terms in the passages it cites
             (pipelines.support.claims_supported).
 
-    python benchmarks/freetext.py [--n 40]
+    python benchmarks/freetext.py [--n 40] [--config configs/pipelines/variants/rag-lexical.yaml --section freetext_lexical]
 """
 
 from __future__ import annotations
@@ -51,6 +51,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n", type=int, default=None, help="questions (default: the whole set)")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--config", default="configs/pipelines/rag.yaml",
+                    help="pipeline config whose retrieval, compression and reader settings are used")
+    ap.add_argument("--section", default="freetext", help="reader.json section to write")
     args = ap.parse_args()
 
     from medground.pipelines import support as sup
@@ -59,7 +62,7 @@ def main() -> None:
     from medground.pipelines.factory import build_pipeline
     from medground.schema import Query, Question
 
-    cfg = load_pipeline_config(CONFIGS / "rag.yaml")
+    cfg = load_pipeline_config(args.config)
     cfg = cfg.model_copy(update={"llm": cfg.llm.model_copy(update={"threads": args.threads})})
     pipe = build_pipeline(cfg)
     llm, engine, reader = pipe.llm, pipe.engine, pipe.reader
@@ -125,8 +128,8 @@ def main() -> None:
                             mcnemar_row([r["generate"]["gold"] for r in rows], gold)})
     fallback = sum(r["checked"]["quoted"] for r in rows)
     trimmed = sum(not r["checked"]["quoted"] and r["checked"]["dropped_sentences"] > 0 for r in rows)
-    save("freetext", {"set": "benchmarks/data/answerable_textbooks.jsonl (asked without options)", "n": n,
-                      "config": "configs/pipelines/rag.yaml retrieval and compression",
+    save(args.section, {"set": "benchmarks/data/answerable_textbooks.jsonl (asked without options)", "n": n,
+                      "config": f"{args.config} retrieval and compression",
                       "gold_chunk_in_evidence": sum(r["gold_chunk_in_evidence"] for r in rows),
                       "support_gate": {"threshold_fitted_on_dev": threshold, "rows": gate_rows},
                       "answers": answer_rows, "checked_fell_back_to_quote": fallback,

@@ -13,9 +13,9 @@ evidence (a term in every sentence says nothing). A sentence scores
     + for each option: the weights of that option's terms it contains (options compete fairly:
       a sentence naming the right option and the question's subject scores highest).
 
-Two optional context terms (both off by default; rag.yaml and demo.yaml turn the first on,
-measured by benchmarks/compression.py, docs/benchmarks.md "Compression that keeps the deciding
-sentence"):
+Two optional context terms (both off, in the shipped configs too: they keep the answer's
+sentence more often, but the free-text answers did not improve; benchmarks/compression.py and
+docs/benchmarks.md "Compression that keeps the deciding sentence"):
 
     neighbor_weight * the best lexical score of the sentence just before or after it in the same
       passage ("Contraindications include ... hypokalemia" follows the sentence naming digoxin:
