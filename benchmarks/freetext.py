@@ -20,7 +20,7 @@ extractive) are scored by
   supported every sentence has >= 70 % of its content terms in the passages it cites
             (pipelines.support.claims_supported).
 
-    python benchmarks/freetext.py [--n 40] [--config configs/pipelines/variants/rag-lexical.yaml --section freetext_lexical]
+    python benchmarks/freetext.py [--n 40] [--config configs/pipelines/variants/rag-neighbor.yaml --section freetext_neighbor]
 """
 
 from __future__ import annotations
