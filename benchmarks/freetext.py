@@ -29,7 +29,7 @@ import argparse
 import sys
 import time
 
-from reader import CONFIGS, acc_row, fit_threshold, load_answerable, mcnemar_row, print_table, rates, save
+from reader import acc_row, fit_threshold, load_answerable, mcnemar_row, print_table, rates, save
 
 
 def names_gold(answer: str, options: dict[str, str], gold: str) -> bool:
