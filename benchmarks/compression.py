@@ -15,9 +15,8 @@ them. Exact McNemar on the questions both variants could keep: a variant vs the 
 from __future__ import annotations
 
 import argparse
-import re
 
-from reader import CONFIGS, load_answerable, mcnemar_row, print_table, save
+from reader import CONFIGS, holds_sentence, load_answerable, mcnemar_row, print_table, save
 
 # (name, neighbor_weight, rank_weight)
 VARIANTS = [
@@ -27,15 +26,6 @@ VARIANTS = [
     ("neighbour 0.5 + rank 1.0", 0.5, 1.0),
     ("neighbour 1.0 + rank 2.0", 1.0, 2.0),
 ]
-
-
-def _norm(text: str) -> str:
-    return re.sub(r"\s+", " ", text.lower()).strip()
-
-
-def holds(evidence, sentence: str) -> bool:
-    want = _norm(sentence)
-    return any(want in _norm(c.text) for c in evidence.citations)
 
 
 def main() -> None:
@@ -57,14 +47,14 @@ def main() -> None:
     packed_holds = 0
     for i, (q, d) in enumerate(items):
         ev = Tally().evidence(engine, [Query(q.question)])
-        if not holds(ev, d["evidence"]):
+        if not holds_sentence(ev.citations, d["evidence"]):
             continue
         packed_holds += 1
         for name, nb, rank in VARIANTS:
             for with_options in (True, False):
                 out = compress(ev, q.question, q.options if with_options else None, budget_tokens=args.budget,
                                count_tokens=engine.count_tokens, neighbor_weight=nb, rank_weight=rank)
-                kept.setdefault((name, with_options), []).append((i, holds(out, d["evidence"])))
+                kept.setdefault((name, with_options), []).append((i, holds_sentence(out.citations, d["evidence"])))
 
     rows = []
     for with_options in (True, False):

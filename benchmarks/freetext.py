@@ -28,8 +28,9 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 
-from reader import acc_row, fit_threshold, load_answerable, mcnemar_row, print_table, rates, save
+from reader import CONFIGS, ROOT, acc_row, fit_threshold, load_answerable, mcnemar_row, print_table, rates, save
 
 
 def names_gold(answer: str, options: dict[str, str], gold: str) -> bool:
@@ -51,7 +52,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n", type=int, default=None, help="questions (default: the whole set)")
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--config", default="configs/pipelines/rag.yaml",
+    ap.add_argument("--config", type=Path, default=CONFIGS / "rag.yaml",
                     help="pipeline config whose retrieval, compression and reader settings are used")
     ap.add_argument("--section", default="freetext", help="reader.json section to write")
     args = ap.parse_args()
@@ -63,6 +64,7 @@ def main() -> None:
     from medground.schema import Query, Question
 
     cfg = load_pipeline_config(args.config)
+    config_name = args.config.resolve().relative_to(ROOT) if args.config.resolve().is_relative_to(ROOT) else args.config
     cfg = cfg.model_copy(update={"llm": cfg.llm.model_copy(update={"threads": args.threads})})
     pipe = build_pipeline(cfg)
     llm, engine, reader = pipe.llm, pipe.engine, pipe.reader
@@ -129,7 +131,7 @@ def main() -> None:
     fallback = sum(r["checked"]["quoted"] for r in rows)
     trimmed = sum(not r["checked"]["quoted"] and r["checked"]["dropped_sentences"] > 0 for r in rows)
     save(args.section, {"set": "benchmarks/data/answerable_textbooks.jsonl (asked without options)", "n": n,
-                      "config": f"{args.config} retrieval and compression",
+                      "config": f"{config_name} retrieval and compression",
                       "gold_chunk_in_evidence": sum(r["gold_chunk_in_evidence"] for r in rows),
                       "support_gate": {"threshold_fitted_on_dev": threshold, "rows": gate_rows},
                       "answers": answer_rows, "checked_fell_back_to_quote": fallback,

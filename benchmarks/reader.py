@@ -269,6 +269,16 @@ def fit_threshold(rows: list[dict]) -> float:
 
 
 # --- the answerable set ------------------------------------------------------------------------
+def holds_sentence(citations, sentence: str) -> bool:
+    """Some citation's text contains ``sentence`` (case and whitespace ignored): the answerable
+    set's evidence span survived retrieval, packing or compression."""
+    def norm(text: str) -> str:
+        return " ".join(text.lower().split())
+
+    want = norm(sentence)
+    return any(want in norm(c.text) for c in citations)
+
+
 def load_answerable():
     from medground.schema import Question
 
@@ -300,7 +310,7 @@ def answerable(args) -> None:
             cited_ids = [c.chunk_id for c in ans.citations]
             rows.append({"qid": q.qid, "gold": q.answer, "pred": ans.choice, "correct": ans.choice == q.answer,
                          "gold_chunk_retrieved": d["chunk_id"] in cited_ids,
-                         "evidence_in_context": any(d["evidence"][:60] in c.text for c in ans.citations),
+                         "evidence_in_context": holds_sentence(ans.citations, d["evidence"]),
                          "seconds": round(ans.timings.get("total", 0.0), 2)})
         per[label] = rows
         print(f"{label}: {sum(r['correct'] for r in rows)}/{len(rows)}", file=sys.stderr, flush=True)
