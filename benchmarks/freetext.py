@@ -21,16 +21,18 @@ extractive) are scored by
             (pipelines.support.claims_supported).
 
     python benchmarks/freetext.py [--n 40] [--config configs/pipelines/variants/rag-neighbor.yaml --section freetext_neighbor]
+                                          (a variant's section is paired with "freetext": --paired-with)
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
 
-from reader import CONFIGS, ROOT, acc_row, fit_threshold, load_answerable, mcnemar_row, print_table, rates, save
+from reader import CONFIGS, RESULTS, ROOT, acc_row, fit_threshold, load_answerable, mcnemar_row, print_table, rates, save
 
 
 def names_gold(answer: str, options: dict[str, str], gold: str) -> bool:
@@ -55,6 +57,8 @@ def main() -> None:
     ap.add_argument("--config", type=Path, default=CONFIGS / "rag.yaml",
                     help="pipeline config whose retrieval, compression and reader settings are used")
     ap.add_argument("--section", default="freetext", help="reader.json section to write")
+    ap.add_argument("--paired-with", default="freetext", metavar="SECTION",
+                    help="another reader.json section of this benchmark: exact McNemar per mode against it")
     args = ap.parse_args()
 
     from medground.pipelines import support as sup
@@ -128,6 +132,15 @@ def main() -> None:
                             "seconds_per_q": round(sum(r[mode]["seconds"] for r in rows) / n, 2),
                             "mcnemar_vs_generate": None if mode == "generate" else
                             mcnemar_row([r["generate"]["gold"] for r in rows], gold)})
+    if args.paired_with != args.section and RESULTS.exists():
+        other = json.loads(RESULTS.read_text()).get(args.paired_with)
+        if other:  # the same questions answered with another config (e.g. shipped vs a variant)
+            by_qid = {r["qid"]: r for r in other["per_question"]}
+            both = [r for r in rows if r["qid"] in by_qid]
+            for row in answer_rows:
+                m = row["mode"]
+                row[f"mcnemar_vs_{args.paired_with}"] = {
+                    "n": len(both), **mcnemar_row([by_qid[r["qid"]][m]["gold"] for r in both], [r[m]["gold"] for r in both])}
     fallback = sum(r["checked"]["quoted"] for r in rows)
     trimmed = sum(not r["checked"]["quoted"] and r["checked"]["dropped_sentences"] > 0 for r in rows)
     save(args.section, {"set": "benchmarks/data/answerable_textbooks.jsonl (asked without options)", "n": n,
