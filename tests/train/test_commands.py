@@ -72,3 +72,15 @@ def test_candidates_that_never_state_the_answer_are_a_clear_error(tmp_path):
     result = CliRunner().invoke(app, ["biencoder", "--candidates", str(_candidates(tmp_path, False)), "--out",
                                       str(tmp_path / "bi"), "--no-pubmedqa"])
     assert result.exit_code == 2 and "no training triplets" in result.output
+
+
+def test_mined_candidates_without_any_answer_stating_passage_are_a_clear_error(tmp_path):
+    path = tmp_path / "mined.jsonl"
+    rows = [json.loads(line) | {"mined": [{"chunk_id": "m", "text": "Niacin only."}]}
+            for line in _candidates(tmp_path, False).read_text().splitlines()]
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    result = CliRunner().invoke(app, ["biencoder", "--mined", str(path), "--out", str(tmp_path / "bi"), "--no-pubmedqa"])
+    assert result.exit_code == 2 and "no training triplets" in result.output and "(own or mined)" in result.output
+    both = CliRunner().invoke(app, ["biencoder", "--mined", str(path), "--candidates", str(path), "--out",
+                                    str(tmp_path / "bi"), "--no-pubmedqa"])
+    assert both.exit_code == 2 and "--mined" in both.output

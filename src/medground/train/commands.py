@@ -44,6 +44,39 @@ def candidates(
 
 
 @app.command()
+def mine(
+    out: Path = typer.Option(..., help="JSONL file of mined candidates per question (resumes if it exists)."),
+    datasets: list[str] = typer.Option(["mirage/medmcqa"], "--dataset", help="Multiple-choice sets (repeat)."),
+    exclude_n: int = typer.Option(200, min=0, help="Never mine each set's seeded N-question subset (what the "
+                                                   "benchmarks evaluate; 0 = exclude nothing)."),
+    exclude_seed: int = typer.Option(0),
+    near_duplicate: float = typer.Option(0.6, min=0.0, max=1.0,
+                                         help="Also drop questions with word-set Jaccard >= this to an excluded one."),
+    config: Path = typer.Option(Path("configs/pipelines/feedback.yaml"), help="Pipeline YAML whose retrieve section is used."),
+    passages: int = typer.Option(20, min=1, help="The question's own passages stored (hard negatives)."),
+    mined: int = typer.Option(30, min=1, help="Passages stored for question + gold option text (positives)."),
+) -> None:
+    """Answer-aware mining: each question's own top passages and those found with its gold option's
+    text, for `train biencoder --mined` (no LLM)."""
+    from medground.eval.datasets import load_dataset
+    from medground.pipelines.config import load_pipeline_config
+    from medground.pipelines.factory import shared_engine
+    from medground.train.mining import evaluated_ids, near_duplicates, question_key, write_mined
+
+    questions = [q for ds in datasets for q in load_dataset(ds) if q.options and (q.answer or "") in q.options]
+    excluded: set[str] = set()
+    if exclude_n:
+        excluded, evaluated = evaluated_ids(datasets, exclude_n, exclude_seed)
+        excluded |= near_duplicates([q for q in questions if question_key(q) not in excluded], evaluated,
+                                    near_duplicate)
+    kept = [q for q in questions if question_key(q) not in excluded]
+    typer.echo(json.dumps({"questions": len(questions), "excluded": len(questions) - len(kept)}), err=True)
+    cfg = load_pipeline_config(config)
+    n = write_mined(shared_engine(cfg.retrieve), kept, out, passages, mined, progress=True)
+    typer.echo(json.dumps({"written": n, "file": str(out), "excluded": len(questions) - len(kept)}))
+
+
+@app.command()
 def feedback(
     out: Path = typer.Option(..., help="JSONL file to write (resumes if it exists)."),
     dataset: str = typer.Option("medagents/medmcqa", help="A multiple-choice set with gold letters."),
@@ -114,9 +147,13 @@ def biencoder(
         None, "--candidates", exists=True, dir_okay=False,
         help="Instead of --feedback, no LLM: stored candidates from `train candidates`, labelled by whether a "
              "passage states the gold option's text (distant supervision, rule answer)."),
+    mined_files: Optional[list[Path]] = typer.Option(
+        None, "--mined", exists=True, dir_okay=False,
+        help="Instead of --feedback, no LLM: mined candidates from `train mine` (answer-stating positives found "
+             "with the gold option's text, hard negatives from the question's own ranking)."),
     out: Path = typer.Option(..., help="Directory for the fine-tuned SentenceTransformer."),
-    rule: str = typer.Option("gain", help=RULE_HELP + " With --candidates the rule is answer."),
-    max_positives: int = typer.Option(2, min=1, help="--candidates: answer-stating passages used per question."),
+    rule: str = typer.Option("gain", help=RULE_HELP + " With --candidates or --mined the rule is answer."),
+    max_positives: int = typer.Option(2, min=1, help="--candidates / --mined: answer-stating passages used per question."),
     margin: float = typer.Option(0.1),
     holdout: float = typer.Option(0.2, min=0.0, max=0.9, help="Share of questions kept out for the held-out check."),
     pubmedqa: bool = typer.Option(True, help="Add PubMedQA question -> own abstract pairs (its 500 test ids left out)."),
@@ -138,13 +175,16 @@ def biencoder(
         train_biencoder,
     )
 
-    if bool(feedback_files) == bool(candidates_files):
-        raise typer.BadParameter("give --feedback files or --candidates files (not both)", param_hint="--feedback")
+    if sum(map(bool, (feedback_files, candidates_files, mined_files))) != 1:
+        raise typer.BadParameter("give one of --feedback, --candidates or --mined", param_hint="--feedback")
     known = pubmedqa_known_items(data_root()) if pubmedqa else []
     settings = BiEncoderTrainSettings(base_model=base_model, epochs=epochs, batch_size=batch_size,
                                       learning_rate=lr, threads=threads, seed=seed)
     if candidates_files:
         _fine_tune_on_answers(candidates_files, out, holdout, seed, max_positives, settings, known)
+        return
+    if mined_files:
+        _fine_tune_on_mined(mined_files, out, holdout, seed, max_positives, settings, known)
         return
     _fine_tune(feedback_files, out, rule, margin, holdout, seed, answers=answers,
                train=lambda js: train_biencoder(feedback_triplets(js, rule, margin), out, settings, known_items=known),
@@ -174,6 +214,31 @@ def _fine_tune_on_answers(candidates_files: list[Path], out: Path, holdout: floa
                      describe=lambda tr, te: {"rule": "answer", "max_positives": max_positives,
                                               "labels": {"train": answer_label_counts(tr),
                                                          "heldout": answer_label_counts(te)}})
+
+
+def _fine_tune_on_mined(mined_files: list[Path], out: Path, holdout: float, seed: int, max_positives: int,
+                        settings, known: list[tuple[str, str]]) -> None:
+    """The bi-encoder on answer-aware mined labels; the held-out check orders each held-out
+    question's own candidates, as for --candidates."""
+    from medground.train.biencoder import rank_candidates, train_biencoder
+    from medground.train.mining import load_mined, mined_label_counts, mined_triplets, question_key
+
+    def train(side: list) -> object:
+        triplets = mined_triplets(side, max_positives)
+        if not triplets:
+            raise ValueError(f"no training triplets: none of the {len(side)} training questions has an answer-stating "
+                             "passage (own or mined) and a stored passage not stating it")
+        return train_biencoder(triplets, out, settings, known_items=known)
+
+    items = [it for f in mined_files for it in load_mined(f)]
+    _train_and_check(items, lambda it: question_key(it.question), out, holdout, seed, train=train,
+                     check=lambda side: {"base": rank_candidates([(it.question, it.passages) for it in side],
+                                                                 settings.base_model),
+                                         "fine_tuned": rank_candidates([(it.question, it.passages) for it in side], out)},
+                     describe=lambda tr, te: {"rule": "answer (mined)", "max_positives": max_positives,
+                                              "files": [str(f) for f in mined_files],
+                                              "labels": {"train": mined_label_counts(tr),
+                                                         "heldout": mined_label_counts(te)}})
 
 
 def _fine_tune(feedback_files: list[Path], out: Path, rule: str, margin: float, holdout: float, seed: int, *,

@@ -1,0 +1,160 @@
+"""Answer-aware positive mining: training questions whose answer-stating passage the question alone
+does not retrieve.
+
+Stored candidates (``train candidates``) can only label what the question's own top k holds, and
+for textbook corpora that is rarely an answer-stating passage (8 % of MedMCQA dev questions in a
+hybrid top 20). Mining also searches with the question *and its gold option's text*: a passage
+found that way which states the gold option (and no other) is a positive the retriever should
+have ranked high for the question alone, the way DPR and RocketQA found positives with the
+answer. Hard negatives stay what the question alone ranks highest without the answer.
+
+Questions that are evaluated are never mined: ``evaluated_ids`` names the seeded subsets the
+benchmarks use, and ``near_duplicates`` drops training questions worded almost like one of them.
+Rows are the candidates format plus a ``mined`` list, so ``load_candidates`` still reads them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from medground.schema import Passage, Question
+from medground.train.biencoder import answer_labels
+from medground.train.feedback import _appendable, _candidate, _complete_lines
+
+
+@dataclass(slots=True)
+class MinedItem:
+    question: Question
+    passages: list[Passage]  # the question's own ranking (negatives come from here)
+    mined: list[Passage]  # the ranking for question + gold option text (positives only)
+
+
+def _mined_item(row: dict) -> MinedItem:
+    question, passages = _candidate(row)
+    _, mined = _candidate({**row, "passages": row["mined"]})
+    return MinedItem(question, passages, mined)
+
+
+def load_mined(path: str | Path) -> list[MinedItem]:
+    """Every complete line of a mined-candidates file (a torn last line is left out)."""
+    return _complete_lines(Path(path), "mined candidates", _mined_item)[0]
+
+
+def question_key(question: Question) -> str:
+    """qids repeat across datasets (MedQA's are "0000" …), so a question is named by both."""
+    return f"{question.dataset}/{question.qid}"
+
+
+def mining_query(question: Question) -> str:
+    return f"{question.question} {question.options[question.answer or '']}"
+
+
+def _stored(passages: Iterable[Passage]) -> list[dict]:
+    return [{"chunk_id": p.chunk.chunk_id, "text": p.chunk.text, "score": p.score, "source": p.source}
+            for p in passages]
+
+
+def write_mined(engine, questions: Iterable[Question], out: str | Path, k: int, mined_k: int,
+                *, progress: bool = False) -> int:
+    """Append, per question, its own top ``k`` and the top ``mined_k`` for question + gold text
+    (JSONL, fsync'd; resumes: questions already in ``out`` are skipped). Returns questions written."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    rows, end = _complete_lines(out, "mined candidates", _mined_item)
+    _appendable(out, end)
+    done = {question_key(it.question) for it in rows}
+    todo = [q for q in questions if question_key(q) not in done and (q.answer or "") in q.options]
+    if progress:
+        from tqdm import tqdm
+
+        todo = tqdm(todo, desc="mining", unit="q")
+    n = 0
+    with out.open("a", encoding="utf-8") as f:
+        for q in todo:
+            row = {"qid": q.qid, "dataset": q.dataset, "question": q.question, "options": q.options,
+                   "answer": q.answer, "passages": _stored(engine.retrieve(q.question, k=k)),
+                   "mined": _stored(engine.retrieve(mining_query(q), k=mined_k))}
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+            n += 1
+    return n
+
+
+def mined_positives(item: MinedItem, max_positives: int) -> list[Passage]:
+    """Answer-stating passages (``answer_labels`` == 1): the question's own first, then the mined
+    ones, each chunk once; [] when the question cannot be labelled."""
+    own = answer_labels(item.question, item.passages)
+    found = answer_labels(item.question, item.mined)
+    if own is None or found is None:
+        return []
+    out, seen = [], set()
+    for p, y in [*zip(item.passages, own), *zip(item.mined, found)]:
+        if y == 1 and p.chunk.chunk_id not in seen:
+            seen.add(p.chunk.chunk_id)
+            out.append(p)
+    return out[:max_positives]
+
+
+def mined_triplets(items: Sequence[MinedItem], max_positives: int = 2) -> list[tuple[str, str, str]]:
+    """(question, answer-stating passage, the question's highest-ranked passage not stating it),
+    one hard negative per positive, in rank order."""
+    out = []
+    for item in items:
+        labels = answer_labels(item.question, item.passages)
+        if labels is None:
+            continue
+        negatives = [p for p, y in zip(item.passages, labels) if y == 0]
+        for pos, neg in zip(mined_positives(item, max_positives), negatives):
+            out.append((item.question.question, pos.chunk.text, neg.chunk.text))
+    return out
+
+
+def mined_label_counts(items: Sequence[MinedItem]) -> dict[str, int]:
+    """Questions, how many can be labelled, and how many have a positive in their own top k vs only
+    through mining (what mining adds)."""
+    counts = {"questions": len(items), "usable_answer": 0, "positive_in_own_top_k": 0, "positive_only_mined": 0}
+    for item in items:
+        own = answer_labels(item.question, item.passages)
+        if own is None:
+            continue
+        counts["usable_answer"] += 1
+        if 1 in own:
+            counts["positive_in_own_top_k"] += 1
+        elif mined_positives(item, 1):
+            counts["positive_only_mined"] += 1
+    return counts
+
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def _words(text: str) -> set[str]:
+    return set(_WORD.findall(text.lower()))
+
+
+def near_duplicates(questions: Sequence[Question], evaluated: Sequence[Question], threshold: float = 0.6
+                    ) -> set[str]:
+    """Keys (``question_key``) of ``questions`` whose word set has Jaccard similarity >= ``threshold`` with any
+    evaluated question's (the same question reworded or copied between sets)."""
+    ev = [_words(q.question) for q in evaluated]
+    out = set()
+    for q in questions:
+        w = _words(q.question)
+        if any(len(w & e) >= threshold * len(w | e) for e in ev if w or e):
+            out.add(question_key(q))
+    return out
+
+
+def evaluated_ids(datasets: Sequence[str], n: int, seed: int) -> tuple[set[str], list[Question]]:
+    """The keys (``question_key``) and questions of each dataset's seeded ``n``-question subset:
+    what the benchmarks evaluate and training must never see."""
+    from medground.eval.datasets import load_dataset, subset
+
+    questions = [q for ds in datasets for q in subset(load_dataset(ds), n, seed=seed)]
+    return {question_key(q) for q in questions}, questions
