@@ -1,7 +1,9 @@
 """`python benchmarks/learned.py`: the dense retriever fine-tuned on LLM feedback vs the base MiniLM.
 
 Nothing evaluated here was trained on: the feedback questions are MedMCQA dev, the known-item
-pairs the 500 PubMedQA items outside the official test ids.
+pairs the 500 PubMedQA items outside the official test ids; mined training files (`train mine`)
+leave out the seeded subsets evaluated here and their near-duplicates, and `training_overlap`
+checks that (same id / same text must be 0).
 
 1. Answer@k over the six textbooks (the store's openstax chunks, the product's dense indexes:
    the fine-tuned embedder gets its own index directory) on the same seeded 200 MMLU-Med and 200
@@ -71,6 +73,25 @@ def paired(base: dict, other: dict) -> dict:
     def hits(res: dict, k: int) -> list[bool]:
         return [c == "1" for c in res[f"hits@{k}"]]
     return {f"answer@{k}": mcnemar_row(hits(base, k), hits(other, k)) for k in KS}
+
+
+def training_overlap(training: dict, n: int, seed: int) -> dict | None:
+    """Audit for mined training files (`train mine`): how many evaluated questions, or questions
+    worded the same, are among the questions trained on (must be 0)."""
+    from medground.eval.datasets import load_dataset, subset
+    from medground.train.mining import load_mined, question_key
+
+    files = training.get("files")
+    if not files:
+        return None
+    evaluated = {ds: subset(load_dataset(ds), n, seed=seed) for ds in ("mirage/mmlu", "mirage/medqa")}
+    trained = [it.question for f in files for it in load_mined(f)]
+    keys = {question_key(q) for q in trained}
+    texts = {q.question.strip().lower() for q in trained}
+    return {"trained_questions": len(trained),
+            **{ds: {"evaluated": len(qs), "same_id": sum(question_key(q) in keys for q in qs),
+                    "same_text": sum(q.question.strip().lower() in texts for q in qs)}
+               for ds, qs in evaluated.items()}}
 
 
 def answer_at_k(args) -> dict:
@@ -176,6 +197,9 @@ def main() -> None:
     training = Path(args.model) / "heldout_eval.json"
     if training.exists():
         data["training"] = json.loads(training.read_text())
+        overlap = training_overlap(data["training"], args.n, args.seed)
+        if overlap is not None:
+            data["training_overlap"] = overlap
     if "answer" in parts:
         data["answer_at_k"] = answer_at_k(args)
     if "rerank" in parts:

@@ -36,7 +36,7 @@ class FakeEngine:
 
     def retrieve(self, query, k=None):
         self.queries.append(query)
-        if query.endswith("Pyridoxine"):
+        if query.endswith("Pyridoxine"):  # question + gold, or the gold text alone
             return [_p("m1", "Neuropathy from isoniazid is prevented with pyridoxine."), _p("n1", "Isoniazid is hepatotoxic.")][:k]
         return [_p("n1", "Isoniazid is hepatotoxic."), _p("n2", "Thiamine and niacin are B vitamins."),
                 _p("n3", "Tuberculosis is treated for six months.")][:k]
@@ -46,7 +46,7 @@ def test_mining_searches_the_question_and_question_plus_gold_and_resumes(tmp_pat
     out = tmp_path / "mined.jsonl"
     engine = FakeEngine()
     assert write_mined(engine, [_q()], out, k=3, mined_k=2) == 1
-    assert engine.queries == [_q().question, f"{_q().question} Pyridoxine"]
+    assert engine.queries == [_q().question, f"{_q().question} Pyridoxine", "Pyridoxine"]
     assert write_mined(engine, [_q(), _q("q2")], out, k=3, mined_k=2) == 1  # q1 is already there
     with out.open("a") as f:
         f.write('{"qid": "torn')  # a killed run's half line is dropped, not an error

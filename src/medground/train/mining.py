@@ -3,9 +3,9 @@ does not retrieve.
 
 Stored candidates (``train candidates``) can only label what the question's own top k holds, and
 for textbook corpora that is rarely an answer-stating passage (8 % of MedMCQA dev questions in a
-hybrid top 20). Mining also searches with the question *and its gold option's text*: a passage
-found that way which states the gold option (and no other) is a positive the retriever should
-have ranked high for the question alone, the way DPR and RocketQA found positives with the
+hybrid top 20). Mining also searches with the question *and its gold option's text*, and with
+that text alone: a passage found that way which states the gold option (and no other) is a
+positive the retriever should have ranked high for the question alone, the way DPR and RocketQA found positives with the
 answer. Hard negatives stay what the question alone ranks highest without the answer.
 
 Questions that are evaluated are never mined: ``evaluated_ids`` names the seeded subsets the
@@ -54,6 +54,19 @@ def mining_query(question: Question) -> str:
     return f"{question.question} {question.options[question.answer or '']}"
 
 
+def _mined_passages(engine, question: Question, k: int) -> list[Passage]:
+    """The top ``k`` for question + gold text, then the top ``k`` for the gold text alone (each chunk
+    once): a long vignette drowns the few answer words in the first query, and a passage about
+    the answer that none of the vignette's words find is what the retriever most needs to learn."""
+    out, seen = [], set()
+    for query in (mining_query(question), question.options[question.answer or ""]):
+        for p in engine.retrieve(query, k=k):
+            if p.chunk.chunk_id not in seen:
+                seen.add(p.chunk.chunk_id)
+                out.append(p)
+    return out
+
+
 def _stored(passages: Iterable[Passage]) -> list[dict]:
     return [{"chunk_id": p.chunk.chunk_id, "text": p.chunk.text, "score": p.score, "source": p.source}
             for p in passages]
@@ -61,7 +74,7 @@ def _stored(passages: Iterable[Passage]) -> list[dict]:
 
 def write_mined(engine, questions: Iterable[Question], out: str | Path, k: int, mined_k: int,
                 *, progress: bool = False) -> int:
-    """Append, per question, its own top ``k`` and the top ``mined_k`` for question + gold text
+    """Append, per question, its own top ``k`` and the mined passages (``_mined_passages``)
     (JSONL, fsync'd; resumes: questions already in ``out`` are skipped). Returns questions written."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -78,7 +91,7 @@ def write_mined(engine, questions: Iterable[Question], out: str | Path, k: int, 
         for q in todo:
             row = {"qid": q.qid, "dataset": q.dataset, "question": q.question, "options": q.options,
                    "answer": q.answer, "passages": _stored(engine.retrieve(q.question, k=k)),
-                   "mined": _stored(engine.retrieve(mining_query(q), k=mined_k))}
+                   "mined": _stored(_mined_passages(engine, q, mined_k))}
             f.write(json.dumps(row, ensure_ascii=False) + "\n")
             f.flush()
             os.fsync(f.fileno())
