@@ -79,7 +79,7 @@ def training_overlap(training: dict, n: int, seed: int) -> dict | None:
     """Audit for mined training files (`train mine`): how many evaluated questions, or questions
     worded the same, are among the questions trained on (must be 0)."""
     from medground.eval.datasets import load_dataset, subset
-    from medground.train.mining import load_mined, question_key
+    from medground.train.mining import load_mined, near_duplicates, question_key
 
     files = training.get("files")
     if not files:
@@ -90,7 +90,10 @@ def training_overlap(training: dict, n: int, seed: int) -> dict | None:
     texts = {q.question.strip().lower() for q in trained}
     return {"trained_questions": len(trained),
             **{ds: {"evaluated": len(qs), "same_id": sum(question_key(q) in keys for q in qs),
-                    "same_text": sum(q.question.strip().lower() in texts for q in qs)}
+                    "same_text": sum(q.question.strip().lower() in texts for q in qs),
+                    # word-set Jaccard >= 0.8 with an evaluated question (lower thresholds flag only
+                    # generic stems such as "Which of the following is true?")
+                    "near_duplicate": len(near_duplicates(trained, qs, 0.8))}
                for ds, qs in evaluated.items()}}
 
 

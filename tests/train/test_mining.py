@@ -97,3 +97,23 @@ def test_evaluated_ids_are_each_sets_seeded_subset(monkeypatch):
     keys, questions = evaluated_ids(["a", "b"], 3, seed=0)
     expected = {question_key(q) for name in sets for q in datasets.subset(sets[name], 3, seed=0)}
     assert keys == expected and len(keys) == 6 and len(questions) == 6  # same qids in two sets stay apart
+
+
+def test_train_mine_never_mines_an_evaluated_question_or_its_near_duplicate(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from medground.eval import datasets
+    from medground.pipelines import factory
+    from medground.train.commands import app
+
+    train = [_q(f"t{i}", f"Which vitamin number {i} prevents neuropathy?", dataset="tr") for i in range(8)]
+    evaluated = [_q(f"e{i}", f"Which enzyme number {i} is inhibited by warfarin?", dataset="ev") for i in range(8)]
+    copy = _q("copy", evaluated[0].question + " now", dataset="tr")  # an evaluated question, reworded
+    sets = {"tr": [*train, copy], "ev": evaluated}
+    monkeypatch.setattr(datasets, "load_dataset", lambda name: sets[name])
+    monkeypatch.setattr(factory, "shared_engine", lambda settings: FakeEngine())
+    out = tmp_path / "mined.jsonl"
+    result = CliRunner().invoke(app, ["mine", "--out", str(out), "--dataset", "tr", "--evaluated", "ev",
+                                      "--exclude-n", "8", "--config", "configs/pipelines/feedback.yaml"])
+    assert result.exit_code == 0, result.output
+    assert {question_key(it.question) for it in load_mined(out)} == {f"tr/t{i}" for i in range(8)}

@@ -50,6 +50,9 @@ def mine(
     exclude_n: int = typer.Option(200, min=0, help="Never mine each set's seeded N-question subset (what the "
                                                    "benchmarks evaluate; 0 = exclude nothing)."),
     exclude_seed: int = typer.Option(0),
+    evaluated_sets: Optional[list[str]] = typer.Option(
+        None, "--evaluated", help="Sets whose seeded subsets are excluded (repeat; default: the mined sets). Their "
+                                  "near-duplicates are dropped from every mined set."),
     near_duplicate: float = typer.Option(0.6, min=0.0, max=1.0,
                                          help="Also drop questions with word-set Jaccard >= this to an excluded one."),
     config: Path = typer.Option(Path("configs/pipelines/feedback.yaml"), help="Pipeline YAML whose retrieve section is used."),
@@ -66,7 +69,7 @@ def mine(
     questions = [q for ds in datasets for q in load_dataset(ds) if q.options and (q.answer or "") in q.options]
     excluded: set[str] = set()
     if exclude_n:
-        excluded, evaluated = evaluated_ids(datasets, exclude_n, exclude_seed)
+        excluded, evaluated = evaluated_ids(evaluated_sets or datasets, exclude_n, exclude_seed)
         excluded |= near_duplicates([q for q in questions if question_key(q) not in excluded], evaluated,
                                     near_duplicate)
     kept = [q for q in questions if question_key(q) not in excluded]
