@@ -13,7 +13,7 @@ checks that (same id / same text must be 0).
    fine-tuned, McNemar on the same questions.
 2. PubMedQA known-item retrieval: the 500 official test questions against all 1,000 labelled
    abstracts (one chunk per paragraph), MRR@10 and R@1/5/10 of the question's own abstract.
-3. The grounded reader: read from the sweep's records (rag-focus vs rag-focus-tuned), if run.
+3. The grounded reader: read from the sweep's records (rag-focus vs --reader-config), if run.
 4. LLM-AMT's whole retriever: the hybrid top 32 re-ordered by the cross-encoder fine-tuned on the
    same feedback (`--reranker DIR`) vs the hybrid order, answer@k on the same 200 + 200.
 
@@ -162,18 +162,19 @@ def pubmedqa_retrieval(args) -> dict:
 
 
 def reader_rows(args) -> dict:
-    """The grounding sweep's records for rag-focus (base) and rag-focus-tuned, paired by question."""
+    """The grounding sweep's records for rag-focus (base) and the tuned config, paired by question."""
     from grounding import newest_runs
 
-    mmlu = newest_runs(Path(".medground/runs")).get("mirage/mmlu", {})
+    mmlu = newest_runs(Path(".medground/runs"))[0].get("mirage/mmlu", {})
+    tuned = args.reader_config
     found = {cfg: {r["qid"]: bool(r.get("correct")) for r in mmlu[cfg]}
-             for cfg in ("rag-focus", "rag-focus-tuned") if cfg in mmlu}
+             for cfg in ("rag-focus", tuned) if cfg in mmlu}
     if len(found) < 2:
         return {"status": f"not run: found {sorted(found)}"}
-    common = sorted(set(found["rag-focus"]) & set(found["rag-focus-tuned"]))
+    common = sorted(set(found["rag-focus"]) & set(found[tuned]))
     a = [found["rag-focus"][q] for q in common]
-    b = [found["rag-focus-tuned"][q] for q in common]
-    return {"n": len(common), "base_accuracy": round(sum(a) / len(a), 4), "tuned_accuracy": round(sum(b) / len(b), 4),
+    b = [found[tuned][q] for q in common]
+    return {"config": tuned, "n": len(common), "base_accuracy": round(sum(a) / len(a), 4), "tuned_accuracy": round(sum(b) / len(b), 4),
             "mcnemar": mcnemar_row(a, b)}
 
 
@@ -184,6 +185,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--reranker", default=".medground/models/ce-feedback-gain",
                     help="the fine-tuned CrossEncoder directory (part 'rerank')")
+    ap.add_argument("--reader-config", default="rag-focus-tuned",
+                    help="part 'reader': the grounding sweep's config that uses this model (vs rag-focus)")
     ap.add_argument("--only", choices=["answer", "rerank", "pubmedqa", "reader"], action="append")
     ap.add_argument("--precision", choices=["fp32", "bf16"], default="fp32",
                     help="the fine-tuned embedder's precision (its index only; the base index stays fp32: "
