@@ -14,6 +14,8 @@ checks that (same id / same text must be 0).
 2. PubMedQA known-item retrieval: the 500 official test questions against all 1,000 labelled
    abstracts (one chunk per paragraph), MRR@10 and R@1/5/10 of the question's own abstract.
 3. The grounded reader: read from the sweep's records (rag-focus vs --reader-config), if run.
+2b. Held-out questions of mined training files (`--only heldout`): answer@k, base vs fine-tuned
+   dense, on the questions the training split kept out, per set and pooled.
 4. LLM-AMT's whole retriever: the hybrid top 32 re-ordered by the cross-encoder fine-tuned on the
    same feedback (`--reranker DIR`) vs the hybrid order, answer@k on the same 200 + 200.
 
@@ -114,6 +116,33 @@ def answer_at_k(args) -> dict:
     return out
 
 
+def heldout_at_k(args, training: dict) -> dict:
+    """answer@k, base vs fine-tuned dense, on the mined questions the training split held out
+    (never trained on; from the same sets as the training questions, so more of them than the
+    seeded 200 per set), per set and pooled, McNemar on the same questions."""
+    from medground.train.feedback import heldout
+    from medground.train.mining import load_mined, question_key
+
+    share = (training.get("split") or {}).get("holdout", args.holdout)
+    seed = (training.get("split") or {}).get("seed", 0)
+    by_set: dict[str, list[dict]] = {}
+    for f in training["files"]:
+        for it in load_mined(f):
+            q = it.question
+            if heldout(question_key(q), share, seed):
+                by_set.setdefault(q.dataset, []).append({"qid": q.qid, "question": q.question, "options": q.options,
+                                                         "answer_idx": q.answer, "answer": q.options[q.answer]})
+    by_set["pooled"] = [r for rows in by_set.values() for r in rows]
+    engines = {"base": textbook_engine(None, False), "fine-tuned": textbook_engine(args.model, False, args.precision)}
+    out = {"holdout": share, "seed": seed}
+    for name, rows in by_set.items():
+        per = {label: score(engine, rows) for label, engine in engines.items()}
+        out[name] = {"n": len(rows), **per, "mcnemar_fine_tuned_vs_base": paired(per["base"], per["fine-tuned"])}
+        print(f"heldout {name} dense: answer@6 {per['base']['answer@6']:.3f} -> {per['fine-tuned']['answer@6']:.3f}",
+              file=sys.stderr, flush=True)
+    return out
+
+
 def rerank_at_k(args) -> dict:
     """LLM-AMT's full retriever: the hybrid top 32 (BM25 + dense, normalized sum) as is, vs
     re-ordered by the cross-encoder fine-tuned on the same feedback; answer@k, McNemar."""
@@ -187,14 +216,16 @@ def main() -> None:
                     help="the fine-tuned CrossEncoder directory (part 'rerank')")
     ap.add_argument("--reader-config", default="rag-focus-tuned",
                     help="part 'reader': the grounding sweep's config that uses this model (vs rag-focus)")
-    ap.add_argument("--only", choices=["answer", "rerank", "pubmedqa", "reader"], action="append")
+    ap.add_argument("--only", choices=["answer", "heldout", "rerank", "pubmedqa", "reader"], action="append")
+    ap.add_argument("--holdout", type=float, default=0.2,
+                    help="part 'heldout': the training split's held-out share, when the model does not record it")
     ap.add_argument("--precision", choices=["fp32", "bf16"], default="fp32",
                     help="the fine-tuned embedder's precision (its index only; the base index stays fp32: "
                          "bf16 keeps recall@10 0.995 of fp32 and embeds ~2x faster on this CPU)")
     ap.add_argument("--variant", default=None,
                     help="write under variants.NAME of learned.json (another training recipe) instead of the top level")
     args = ap.parse_args()
-    parts = args.only or ["answer", "rerank", "pubmedqa", "reader"]
+    parts = args.only or ["answer", "heldout", "rerank", "pubmedqa", "reader"]
     everything = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     data = everything.setdefault("variants", {}).setdefault(args.variant, {}) if args.variant else everything
     data["model"] = args.model
@@ -208,6 +239,8 @@ def main() -> None:
             data["training_overlap"] = overlap
     if "answer" in parts:
         data["answer_at_k"] = answer_at_k(args)
+    if "heldout" in parts and data.get("training", {}).get("files"):
+        data["heldout_at_k"] = heldout_at_k(args, data["training"])
     if "rerank" in parts:
         data["rerank_at_k"] = rerank_at_k(args)
     if "pubmedqa" in parts:
@@ -218,6 +251,8 @@ def main() -> None:
 
     data["machine"] = f"{platform.machine()}, {__import__('os').cpu_count()} cores"
     data["command"] = "python " + " ".join(sys.argv)
+    for part in parts:  # parts are often run apart: each keeps the command that produced it
+        data.setdefault("commands", {})[part] = data["command"]
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(json.dumps(everything, indent=2) + "\n")
     for ds, by_label in data.get("answer_at_k", {}).items():
@@ -226,6 +261,10 @@ def main() -> None:
             print(f"{ds:9s} {label:28s} n={row['n']} answer@6 base {row['base']['answer@6']:.3f} "
                   f"tuned {row['fine-tuned']['answer@6']:.3f}  (+{t['only_this_right']}/-{t['only_baseline_right']}, "
                   f"p={t['p_value']})")
+    for ds, row in ((d, r) for d, r in data.get("heldout_at_k", {}).items() if isinstance(r, dict)):
+        t = row["mcnemar_fine_tuned_vs_base"]["answer@6"]
+        print(f"held-out {ds:9s} dense n={row['n']} answer@6 base {row['base']['answer@6']:.3f} tuned "
+              f"{row['fine-tuned']['answer@6']:.3f}  (+{t['only_this_right']}/-{t['only_baseline_right']}, p={t['p_value']})")
     for ds, row in ((d, r) for d, r in data.get("rerank_at_k", {}).items() if isinstance(r, dict)):
         t = row["mcnemar_reranked_vs_hybrid"]["answer@6"]
         print(f"{ds:9s} rerank n={row['n']} answer@6 hybrid {row['hybrid']['answer@6']:.3f} reranked "

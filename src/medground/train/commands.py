@@ -280,7 +280,8 @@ def _train_and_check(items: list, qid_of, out: Path, holdout: float, seed: int, 
     except ValueError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
-    result: dict = {"train": asdict(report), **describe(train_side, test_side)}
+    result: dict = {"train": asdict(report), "split": {"holdout": holdout, "seed": seed},
+                    **describe(train_side, test_side)}
     if test_side:
         try:
             result["heldout"] = check(test_side)
