@@ -57,7 +57,8 @@ def mine(
                                          help="Also drop questions with word-set Jaccard >= this to an excluded one."),
     config: Path = typer.Option(Path("configs/pipelines/feedback.yaml"), help="Pipeline YAML whose retrieve section is used."),
     passages: int = typer.Option(20, min=1, help="The question's own passages stored (hard negatives)."),
-    mined: int = typer.Option(30, min=1, help="Passages stored for question + gold option text (positives)."),
+    mined: int = typer.Option(20, min=1, help="Passages stored per mining query (question + gold option text, then "
+                                              "the gold text alone; positives only)."),
 ) -> None:
     """Answer-aware mining: each question's own top passages and those found with its gold option's
     text, for `train biencoder --mined` (no LLM)."""
