@@ -5,8 +5,8 @@ Stored candidates (``train candidates``) can only label what the question's own 
 for textbook corpora that is rarely an answer-stating passage (8 % of MedMCQA dev questions in a
 hybrid top 20). Mining also searches with the question *and its gold option's text*, and with
 that text alone: a passage found that way which states the gold option (and no other) is a
-positive the retriever should have ranked high for the question alone, the way DPR and RocketQA found positives with the
-answer. Hard negatives stay what the question alone ranks highest without the answer.
+positive the retriever should have ranked high for the question alone (DPR and RocketQA found
+positives with the answer the same way). Hard negatives stay what the question alone ranks highest without the answer.
 
 Questions that are evaluated are never mined: ``evaluated_ids`` names the seeded subsets the
 benchmarks use, and ``near_duplicates`` drops training questions worded almost like one of them.
@@ -31,7 +31,7 @@ from medground.train.feedback import _appendable, _candidate, _complete_lines
 class MinedItem:
     question: Question
     passages: list[Passage]  # the question's own ranking (negatives come from here)
-    mined: list[Passage]  # the ranking for question + gold option text (positives only)
+    mined: list[Passage]  # found with the gold option's text (``_mined_passages``; positives only)
 
 
 def _mined_item(row: dict) -> MinedItem:
@@ -51,6 +51,7 @@ def question_key(question: Question) -> str:
 
 
 def mining_query(question: Question) -> str:
+    """The question followed by its gold option's text."""
     return f"{question.question} {question.options[question.answer or '']}"
 
 
