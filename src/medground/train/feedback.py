@@ -24,7 +24,7 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
@@ -124,27 +124,38 @@ class PassageSource(Protocol):
     def retrieve(self, queries: str, k: int | None = None) -> list[Passage]: ...
 
 
+def question_key(question: Question) -> str:
+    """qids repeat across datasets (MedQA's are "0000" …), so a stored question is named by both."""
+    return f"{question.dataset}/{question.qid}"
+
+
+def stored_passages(passages: Iterable[Passage]) -> list[dict]:
+    return [{"chunk_id": p.chunk.chunk_id, "text": p.chunk.text, "score": p.score, "source": p.source}
+            for p in passages]
+
+
 def write_candidates(engine: RetrievalEngine, questions: Iterable[Question], out: str | Path, k: int,
-                     *, progress: bool = False) -> int:
+                     *, progress: bool = False, extra: Callable[[Question], dict] | None = None,
+                     desc: str = "retrieving candidates") -> int:
     """Append each question's top ``k`` passages to ``out`` (JSONL, fsync'd; questions already
-    there are skipped). Returns the number of questions written."""
+    there are skipped), plus the fields ``extra(question)`` returns (``train mine``'s mined
+    passages). Returns the number of questions written."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     rows, end = _complete_lines(out, "candidates", _candidate)
     _appendable(out, end)
-    done = {q.qid for q, _ in rows}
-    todo = [q for q in questions if q.qid not in done]
+    done = {question_key(q) for q, _ in rows}
+    todo = [q for q in questions if question_key(q) not in done]
     if progress:
         from tqdm import tqdm
 
-        todo = tqdm(todo, desc="retrieving candidates", unit="q")
+        todo = tqdm(todo, desc=desc, unit="q")
     n = 0
     with out.open("a", encoding="utf-8") as f:
         for q in todo:
-            passages = [{"chunk_id": p.chunk.chunk_id, "text": p.chunk.text, "score": p.score, "source": p.source}
-                        for p in engine.retrieve(q.question, k=k)]
             row = {"qid": q.qid, "dataset": q.dataset, "question": q.question, "options": q.options,
-                   "answer": q.answer, "passages": passages}
+                   "answer": q.answer, "passages": stored_passages(engine.retrieve(q.question, k=k)),
+                   **(extra(q) if extra else {})}
             f.write(json.dumps(row, ensure_ascii=False) + "\n")
             f.flush()
             os.fsync(f.fileno())

@@ -15,8 +15,6 @@ Rows are the candidates format plus a ``mined`` list, so ``load_candidates`` sti
 
 from __future__ import annotations
 
-import json
-import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -24,7 +22,7 @@ from pathlib import Path
 
 from medground.schema import Passage, Question
 from medground.train.biencoder import answer_labels
-from medground.train.feedback import _appendable, _candidate, _complete_lines
+from medground.train.feedback import _candidate, _complete_lines, question_key, stored_passages, write_candidates
 
 
 @dataclass(slots=True)
@@ -45,11 +43,6 @@ def load_mined(path: str | Path) -> list[MinedItem]:
     return _complete_lines(Path(path), "mined candidates", _mined_item)[0]
 
 
-def question_key(question: Question) -> str:
-    """qids repeat across datasets (MedQA's are "0000" …), so a question is named by both."""
-    return f"{question.dataset}/{question.qid}"
-
-
 def mining_query(question: Question) -> str:
     """The question followed by its gold option's text."""
     return f"{question.question} {question.options[question.answer or '']}"
@@ -68,36 +61,13 @@ def _mined_passages(engine, question: Question, k: int) -> list[Passage]:
     return out
 
 
-def _stored(passages: Iterable[Passage]) -> list[dict]:
-    return [{"chunk_id": p.chunk.chunk_id, "text": p.chunk.text, "score": p.score, "source": p.source}
-            for p in passages]
-
-
 def write_mined(engine, questions: Iterable[Question], out: str | Path, k: int, mined_k: int,
                 *, progress: bool = False) -> int:
     """Append, per question, its own top ``k`` and the mined passages (``_mined_passages``)
     (JSONL, fsync'd; resumes: questions already in ``out`` are skipped). Returns questions written."""
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    rows, end = _complete_lines(out, "mined candidates", _mined_item)
-    _appendable(out, end)
-    done = {question_key(it.question) for it in rows}
-    todo = [q for q in questions if question_key(q) not in done and (q.answer or "") in q.options]
-    if progress:
-        from tqdm import tqdm
-
-        todo = tqdm(todo, desc="mining", unit="q")
-    n = 0
-    with out.open("a", encoding="utf-8") as f:
-        for q in todo:
-            row = {"qid": q.qid, "dataset": q.dataset, "question": q.question, "options": q.options,
-                   "answer": q.answer, "passages": _stored(engine.retrieve(q.question, k=k)),
-                   "mined": _stored(_mined_passages(engine, q, mined_k))}
-            f.write(json.dumps(row, ensure_ascii=False) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
-            n += 1
-    return n
+    answered = [q for q in questions if (q.answer or "") in q.options]
+    return write_candidates(engine, answered, out, k, progress=progress, desc="mining",
+                            extra=lambda q: {"mined": stored_passages(_mined_passages(engine, q, mined_k))})
 
 
 def mined_positives(item: MinedItem, max_positives: int) -> list[Passage]:
