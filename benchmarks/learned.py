@@ -16,6 +16,9 @@ checks that (same id / same text must be 0).
 3. The grounded reader: read from the sweep's records (rag-focus vs --reader-config), if run.
 2b. Held-out questions of mined training files (`--only heldout`): answer@k, base vs fine-tuned
    dense, on the questions the training split kept out, per set and pooled.
+2c. Cross-fitting (`--only crossfit --fold-model DIR0 --fold-model DIR1`, models from `train biencoder
+   --mined … --crossfit-fold F`): every MedQA and MMLU-Med question, each ranked by the model of
+   its fold (which never trained on it) vs the base, answer@k per set, seeded subset and pooled.
 4. LLM-AMT's whole retriever: the hybrid top 32 re-ordered by the cross-encoder fine-tuned on the
    same feedback (`--reranker DIR`) vs the hybrid order, answer@k on the same 200 + 200.
 
@@ -151,6 +154,67 @@ def heldout_at_k(args, training: dict) -> dict:
     return out
 
 
+def crossfit_at_k(args) -> dict:
+    """Cross-fitting (`train biencoder --mined … --crossfit-fold F`): every question of the cross-fit
+    sets ranked by the base dense retriever and by the model of its fold, which never trained on
+    it; answer@k per set (all questions, and the seeded ``--n`` subset the other parts use) and
+    pooled, McNemar on the same questions. Each model's trained_questions.txt is audited against
+    its fold (same id, and word-set Jaccard >= 0.8, must be 0)."""
+    from medground.eval.datasets import load_dataset, subset
+    from medground.train.mining import crossfit_questions, load_mined, near_duplicates, question_key
+
+    models = {}
+    for d in args.fold_model:
+        info = json.loads((Path(d) / "heldout_eval.json").read_text())
+        if "crossfit" not in info:
+            raise SystemExit(f"{d}: not a cross-fit model (train it with `train biencoder --mined … --crossfit-fold F`)")
+        models[info["crossfit"]["fold"]] = (d, info)
+    first = next(iter(models.values()))[1]["crossfit"]
+    sets, folds, split_seed = first["sets"], first["folds"], first["seed"]
+    if sorted(models) != list(range(folds)) or any(
+            (i["crossfit"]["sets"], i["crossfit"]["folds"], i["crossfit"]["seed"]) != (sets, folds, split_seed)
+            for _, i in models.values()):
+        raise SystemExit(f"--fold-model: expected one model per fold 0..{folds - 1} of the same split, got folds "
+                         f"{sorted(models)}")
+    by_fold = crossfit_questions(sets, folds, split_seed)
+    seeded = {question_key(q) for ds in sets for q in subset(load_dataset(ds), args.n, seed=args.seed)}
+    base = textbook_engine(None, False)
+    rows: dict[str, list[dict]] = {}
+    ranked: dict[str, dict[str, list]] = {}
+    audit = {}
+    for fold, (model_dir, info) in sorted(models.items()):
+        questions = by_fold[fold]
+        trained = set((Path(model_dir) / "trained_questions.txt").read_text().split())
+        trained_questions = [it.question for f in info["files"] for it in load_mined(f)
+                             if question_key(it.question) in trained]
+        audit[str(fold)] = {"model": model_dir, "evaluated": len(questions), "trained_questions": len(trained),
+                            "same_id": sum(question_key(q) in trained for q in questions),
+                            "near_duplicate_0.8": len(near_duplicates(trained_questions, questions, 0.8))}
+        tuned = textbook_engine(model_dir, False, args.precision)
+        for q in questions:
+            row = {"qid": q.qid, "question": q.question, "options": q.options, "answer_idx": q.answer,
+                   "answer": q.options[q.answer], "fold": fold, "seeded": question_key(q) in seeded}
+            for name in (q.dataset, "pooled"):
+                rows.setdefault(name, []).append(row)
+            for label, engine in (("base", base), ("fine-tuned", tuned)):
+                ranking = engine.ranked(q.question)[: max(KS)]
+                for name in (q.dataset, "pooled"):
+                    ranked.setdefault(name, {}).setdefault(label, []).append(ranking)
+        print(f"crossfit fold {fold}: {len(questions)} questions ranked", file=sys.stderr, flush=True)
+    out: dict = {"sets": sets, "folds": folds, "split_seed": split_seed, "audit": audit}
+    for name, set_rows in rows.items():
+        views = {"all": range(len(set_rows))}
+        if name != "pooled":
+            views[f"seeded_{args.n}"] = [i for i, r in enumerate(set_rows) if r["seeded"]]
+        for view, idx in views.items():
+            idx = list(idx)
+            picked = [set_rows[i] for i in idx]
+            per = {label: score(None, picked, [ranked[name][label][i] for i in idx]) for label in ("base", "fine-tuned")}
+            out.setdefault(name, {})[view] = {"n": len(picked), **per,
+                                              "mcnemar_fine_tuned_vs_base": paired(per["base"], per["fine-tuned"])}
+    return out
+
+
 def rerank_at_k(args) -> dict:
     """LLM-AMT's full retriever: the hybrid top 32 (BM25 + dense, normalized sum) as is, vs
     re-ordered by the cross-encoder fine-tuned on the same feedback; answer@k, McNemar."""
@@ -224,7 +288,9 @@ def main() -> None:
                     help="the fine-tuned CrossEncoder directory (part 'rerank')")
     ap.add_argument("--reader-config", default="rag-focus-tuned",
                     help="part 'reader': the grounding sweep's config that uses this model (vs rag-focus)")
-    ap.add_argument("--only", choices=["answer", "heldout", "rerank", "pubmedqa", "reader"], action="append")
+    ap.add_argument("--only", choices=["answer", "heldout", "crossfit", "rerank", "pubmedqa", "reader"], action="append")
+    ap.add_argument("--fold-model", action="append", default=[],
+                    help="part 'crossfit': one cross-fit model directory per fold (repeat; `--model` names the first)")
     ap.add_argument("--holdout", type=float, default=0.2,
                     help="part 'heldout': the training split's held-out share, when the model does not record it")
     ap.add_argument("--precision", choices=["fp32", "bf16"], default="fp32",
@@ -242,13 +308,16 @@ def main() -> None:
     training = Path(args.model) / "heldout_eval.json"
     if training.exists():
         data["training"] = json.loads(training.read_text())
-        overlap = training_overlap(data["training"], args.n, args.seed)
+        # a cross-fit model trained on the other folds' seeded questions: crossfit_at_k audits it by fold
+        overlap = None if "crossfit" in data["training"] else training_overlap(data["training"], args.n, args.seed)
         if overlap is not None:
             data["training_overlap"] = overlap
     if "answer" in parts:
         data["answer_at_k"] = answer_at_k(args)
     if "heldout" in parts and data.get("training", {}).get("files"):
         data["heldout_at_k"] = heldout_at_k(args, data["training"])
+    if "crossfit" in parts and args.fold_model:
+        data["crossfit_at_k"] = crossfit_at_k(args)
     if "rerank" in parts:
         data["rerank_at_k"] = rerank_at_k(args)
     if "pubmedqa" in parts:
@@ -273,6 +342,13 @@ def main() -> None:
         t = row["mcnemar_fine_tuned_vs_base"]["answer@6"]
         print(f"held-out {ds:9s} dense n={row['n']} answer@6 base {row['base']['answer@6']:.3f} tuned "
               f"{row['fine-tuned']['answer@6']:.3f}  (+{t['only_this_right']}/-{t['only_baseline_right']}, p={t['p_value']})")
+    for ds, views in ((d, r) for d, r in data.get("crossfit_at_k", {}).items() if d not in {"sets", "audit"}
+                      and isinstance(r, dict)):
+        for view, row in views.items():
+            t = row["mcnemar_fine_tuned_vs_base"]["answer@6"]
+            print(f"cross-fit {ds:13s} {view:10s} dense n={row['n']} answer@6 base {row['base']['answer@6']:.3f} tuned "
+                  f"{row['fine-tuned']['answer@6']:.3f}  (+{t['only_this_right']}/-{t['only_baseline_right']}, "
+                  f"p={t['p_value']})")
     for ds, row in ((d, r) for d, r in data.get("rerank_at_k", {}).items() if isinstance(r, dict)):
         t = row["mcnemar_reranked_vs_hybrid"]["answer@6"]
         print(f"{ds:9s} rerank n={row['n']} answer@6 hybrid {row['hybrid']['answer@6']:.3f} reranked "

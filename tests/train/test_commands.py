@@ -84,3 +84,15 @@ def test_mined_candidates_without_any_answer_stating_passage_are_a_clear_error(t
     both = CliRunner().invoke(app, ["biencoder", "--mined", str(path), "--candidates", str(path), "--out",
                                     str(tmp_path / "bi"), "--no-pubmedqa"])
     assert both.exit_code == 2 and "--mined" in both.output
+
+
+def test_crossfit_needs_mined_labels_and_a_fold_inside_the_split(tmp_path):
+    cands = str(_candidates(tmp_path, True))
+    without = CliRunner().invoke(app, ["biencoder", "--candidates", cands, "--out", str(tmp_path / "bi"),
+                                       "--no-pubmedqa", "--crossfit-fold", "0"])
+    assert without.exit_code == 2 and "--mined" in without.output
+    path = tmp_path / "mined.jsonl"
+    path.write_text("".join(json.dumps(json.loads(line) | {"mined": []}) + "\n" for line in open(cands)))
+    outside = CliRunner().invoke(app, ["biencoder", "--mined", str(path), "--out", str(tmp_path / "bi"),
+                                       "--no-pubmedqa", "--crossfit-fold", "2"])
+    assert outside.exit_code == 2 and "0 <= fold < folds" in outside.output

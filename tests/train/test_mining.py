@@ -117,3 +117,45 @@ def test_train_mine_never_mines_an_evaluated_question_or_its_near_duplicate(tmp_
                                       "--exclude-n", "8", "--config", "configs/pipelines/feedback.yaml"])
     assert result.exit_code == 0, result.output
     assert {question_key(it.question) for it in load_mined(out)} == {f"tr/t{i}" for i in range(8)}
+
+
+def test_fold_of_is_stable_balanced_and_independent_of_the_holdout_hash():
+    from medground.train.feedback import fold_of, heldout
+
+    keys = [f"s/q{i}" for i in range(2000)]
+    folds = [fold_of(k, 2) for k in keys]
+    assert folds == [fold_of(k, 2) for k in keys] and 900 < folds.count(0) < 1100
+    assert folds != [fold_of(k, 2, seed=1) for k in keys]
+    held = [heldout(k, 0.5) for k in keys]
+    assert 0.4 < sum(f == 0 and h for f, h in zip(folds, held)) / max(1, folds.count(0)) < 0.6
+
+
+def test_crossfit_training_leaves_out_the_fold_and_near_duplicates_from_every_set(monkeypatch):
+    from medground.eval import datasets
+    from medground.train.feedback import fold_of
+    from medground.train.mining import CrossFit, crossfit_questions, crossfit_training
+
+    # distinct wording per question (word-set Jaccard 0 between any two), so only the copy is a near-duplicate
+    medqa = [_q(f"m{i}", " ".join(f"w{i}x{j}" for j in range(6)), dataset="medqa") for i in range(40)]
+    monkeypatch.setattr(datasets, "load_dataset", lambda name: {"medqa": medqa}[name])
+    by_fold = crossfit_questions(["medqa"], 2)
+    assert sorted(question_key(q) for f in by_fold.values() for q in f) == sorted(question_key(q) for q in medqa)
+    assert all(fold_of(question_key(q), 2) == f for f, qs in by_fold.items() for q in qs)
+    in_fold = by_fold[0][0]
+    copy = _q("c1", in_fold.question + " today", dataset="other")  # a fold-0 question reworded in another set
+    unrelated = _q("u1", "How long is tuberculosis treated?", dataset="other")
+    items = [MinedItem(q, [], []) for q in [*medqa, copy, unrelated]]
+    kept, info = crossfit_training(items, CrossFit(("medqa",), fold=0))
+    kept_keys = {question_key(it.question) for it in kept}
+    assert kept_keys == {question_key(q) for q in by_fold[1]} | {"other/u1"}
+    assert info["dropped_in_fold"] == len(by_fold[0]) and info["dropped_near_duplicates"] == 1
+    assert info["evaluated_questions"] == len(by_fold[0])
+
+
+def test_crossfit_rejects_a_fold_outside_the_split():
+    import pytest
+
+    from medground.train.mining import CrossFit
+
+    with pytest.raises(ValueError, match="0 <= fold < folds"):
+        CrossFit(("medqa",), fold=2, folds=2)

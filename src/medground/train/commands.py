@@ -168,6 +168,13 @@ def biencoder(
     threads: Optional[int] = typer.Option(None, min=1, help="Torch CPU threads (default: all cores)."),
     answers: Optional[str] = typer.Option(None, help=ANSWERS_HELP),
     seed: int = typer.Option(0),
+    crossfit_fold: Optional[int] = typer.Option(
+        None, "--crossfit-fold", min=0,
+        help="--mined only: leave out this fold of the --crossfit-set questions (and their near-duplicates in every "
+             "set) for cross-fitting; `benchmarks/learned.py --only crossfit` evaluates each fold with its model."),
+    crossfit_folds: int = typer.Option(2, "--crossfit-folds", min=2),
+    crossfit_sets: list[str] = typer.Option(["mirage/medqa", "mirage/mmlu"], "--crossfit-set",
+                                            help="The sets split into folds (repeat)."),
 ) -> None:
     """Fine-tune the dense retriever's bi-encoder on LLM feedback (MultipleNegativesRanking, hard negatives)."""
     from medground.paths import data_root
@@ -181,6 +188,8 @@ def biencoder(
 
     if sum(map(bool, (feedback_files, candidates_files, mined_files))) != 1:
         raise typer.BadParameter("give one of --feedback, --candidates or --mined", param_hint="--feedback")
+    if crossfit_fold is not None and not mined_files:
+        raise typer.BadParameter("cross-fitting needs --mined", param_hint="--crossfit-fold")
     known = pubmedqa_known_items(data_root()) if pubmedqa else []
     settings = BiEncoderTrainSettings(base_model=base_model, epochs=epochs, batch_size=batch_size,
                                       learning_rate=lr, threads=threads, seed=seed)
@@ -188,7 +197,14 @@ def biencoder(
         _fine_tune_on_answers(candidates_files, out, holdout, seed, max_positives, settings, known)
         return
     if mined_files:
-        _fine_tune_on_mined(mined_files, out, holdout, seed, max_positives, settings, known)
+        from medground.train.mining import CrossFit
+
+        try:
+            crossfit = (CrossFit(tuple(crossfit_sets), crossfit_fold, crossfit_folds)
+                        if crossfit_fold is not None else None)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--crossfit-fold") from None
+        _fine_tune_on_mined(mined_files, out, holdout, seed, max_positives, settings, known, crossfit)
         return
     _fine_tune(feedback_files, out, rule, margin, holdout, seed, answers=answers,
                train=lambda js: train_biencoder(feedback_triplets(js, rule, margin), out, settings, known_items=known),
@@ -221,26 +237,35 @@ def _fine_tune_on_answers(candidates_files: list[Path], out: Path, holdout: floa
 
 
 def _fine_tune_on_mined(mined_files: list[Path], out: Path, holdout: float, seed: int, max_positives: int,
-                        settings, known: list[tuple[str, str]]) -> None:
+                        settings, known: list[tuple[str, str]], crossfit=None) -> None:
     """The bi-encoder on answer-aware mined labels; the held-out check orders each held-out
-    question's own candidates, as for --candidates."""
+    question's own candidates, as for --candidates. With ``crossfit`` (``mining.CrossFit``) its
+    fold is left out first. The keys of the questions trained on go to trained_questions.txt
+    beside the model, so evaluations can audit what the model saw."""
     from medground.train.biencoder import rank_candidates, train_biencoder
-    from medground.train.mining import load_mined, mined_label_counts, mined_triplets, question_key
+    from medground.train.mining import crossfit_training, load_mined, mined_label_counts, mined_triplets, question_key
 
     def train(side: list) -> object:
         triplets = mined_triplets(side, max_positives)
         if not triplets:
             raise ValueError(f"no training triplets: none of the {len(side)} training questions has an answer-stating "
                              "passage (own or mined) and a stored passage not stating it")
-        return train_biencoder(triplets, out, settings, known_items=known)
+        report = train_biencoder(triplets, out, settings, known_items=known)
+        (out / "trained_questions.txt").write_text("".join(f"{question_key(it.question)}\n" for it in side))
+        return report
 
     items = [it for f in mined_files for it in load_mined(f)]
+    crossfit_info = None
+    if crossfit is not None:
+        items, crossfit_info = crossfit_training(items, crossfit)
+        typer.echo(json.dumps({"crossfit": crossfit_info}), err=True)
     _train_and_check(items, lambda it: question_key(it.question), out, holdout, seed, train=train,
                      check=lambda side: {"base": rank_candidates([(it.question, it.passages) for it in side],
                                                                  settings.base_model),
                                          "fine_tuned": rank_candidates([(it.question, it.passages) for it in side], out)},
                      describe=lambda tr, te: {"rule": "answer (mined)", "max_positives": max_positives,
                                               "files": [str(f) for f in mined_files],
+                                              **({"crossfit": crossfit_info} if crossfit_info else {}),
                                               "labels": {"train": mined_label_counts(tr),
                                                          "heldout": mined_label_counts(te)}})
 

@@ -304,6 +304,11 @@ def heldout(qid: str, share: float, seed: int = 0) -> bool:
     return h / 0xFFFFFFFF < share
 
 
+def fold_of(qid: str, folds: int, seed: int = 0) -> int:
+    """A stable fold (0 .. folds-1) by question id, for cross-fitting (independent of ``heldout``'s hash)."""
+    return int(hashlib.sha256(f"fold\x1f{seed}\x1f{qid}".encode()).hexdigest()[:8], 16) % folds
+
+
 def training_pairs(judgements: Sequence[Judgement], rule: str = "flip", margin: float = 0.1,
                    *, only_questions_with_positive: bool = True,
                    max_negatives: int | None = None) -> list[tuple[str, str, int]]:

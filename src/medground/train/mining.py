@@ -142,3 +142,47 @@ def evaluated_ids(datasets: Sequence[str], n: int, seed: int) -> tuple[set[str],
 
     questions = [q for ds in datasets for q in subset(load_dataset(ds), n, seed=seed)]
     return {question_key(q) for q in questions}, questions
+
+
+@dataclass(frozen=True, slots=True)
+class CrossFit:
+    """Cross-fitting: the questions of ``sets`` fall into ``folds`` stable folds (``fold_of`` their
+    key); the model for ``fold`` trains on everything else and is evaluated on that fold, so every
+    question of the sets is judged by a model that never saw it (or a near-duplicate of it)."""
+    sets: tuple[str, ...]
+    fold: int
+    folds: int = 2
+    seed: int = 0
+    near_duplicate: float = 0.6
+
+    def __post_init__(self) -> None:
+        if self.folds < 2 or not 0 <= self.fold < self.folds:
+            raise ValueError(f"cross-fit fold {self.fold} of {self.folds}: expected folds >= 2 and 0 <= fold < folds")
+        if not self.sets:
+            raise ValueError("cross-fitting needs at least one multiple-choice set")
+
+
+def crossfit_questions(sets: Sequence[str], folds: int, seed: int = 0) -> dict[int, list[Question]]:
+    """Every answerable question of ``sets``, by fold."""
+    from medground.eval.datasets import load_dataset
+    from medground.train.feedback import fold_of
+
+    out: dict[int, list[Question]] = {f: [] for f in range(folds)}
+    for ds in sets:
+        for q in load_dataset(ds):
+            if q.options and (q.answer or "") in q.options:
+                out[fold_of(question_key(q), folds, seed)].append(q)
+    return out
+
+
+def crossfit_training(items: Sequence[MinedItem], crossfit: CrossFit) -> tuple[list[MinedItem], dict]:
+    """The mined items fold ``crossfit.fold``'s model may train on: not in that fold, and not worded
+    almost like one of its questions (any set, MedMCQA included); with counts of what was dropped."""
+    evaluated = crossfit_questions(crossfit.sets, crossfit.folds, crossfit.seed)[crossfit.fold]
+    keys = {question_key(q) for q in evaluated}
+    outside = [it for it in items if question_key(it.question) not in keys]
+    duplicates = near_duplicates([it.question for it in outside], evaluated, crossfit.near_duplicate)
+    kept = [it for it in outside if question_key(it.question) not in duplicates]
+    return kept, {"sets": list(crossfit.sets), "fold": crossfit.fold, "folds": crossfit.folds, "seed": crossfit.seed,
+                  "evaluated_questions": len(evaluated), "dropped_in_fold": len(items) - len(outside),
+                  "dropped_near_duplicates": len(outside) - len(kept), "near_duplicate": crossfit.near_duplicate}
