@@ -41,3 +41,26 @@ def test_build_vocab_assigns_ids_in_first_seen_order():
     ids, vocab = build_vocab([["a", "b", "a"], ["c", "b"]])
     assert vocab == {"a": 0, "b": 1, "c": 2}
     assert ids == [[0, 1, 0], [2, 1]]
+
+
+def test_greek_noun_and_adjective_stems_conflate_only_when_asked():
+    from medground.index.text import BM25Settings
+
+    on = MedicalTokenizer(BM25Settings(conflate_greek=True))
+    for noun, adjective in [("anaphylaxis", "anaphylactic"), ("thrombosis", "thrombotic"), ("diuresis", "diuretics"),
+                            ("hypokalemia", "hypokalemic"), ("epilepsy", "epileptic"), ("tachycardia", "tachycardic")]:
+        assert on.tokenize(noun) == on.tokenize(adjective), noun
+    # names ending in -ia, "-sy" adjectives and short stems keep their Snowball stems
+    assert on.tokenize("Virginia greasy basis") == MedicalTokenizer().tokenize("Virginia greasy basis")
+    assert MedicalTokenizer().tokenize("anaphylaxis") != MedicalTokenizer().tokenize("anaphylactic")  # default off
+
+
+def test_conflation_off_leaves_the_index_fingerprint_fields_as_before():
+    from medground.index.text import BM25Settings
+
+    assert "conflate_greek" not in BM25Settings().index_fields()
+    assert BM25Settings(conflate_greek=True).index_fields()["conflate_greek"] is True
+
+
+def test_tokenize_words_groups_a_hyphenated_words_terms():
+    assert MedicalTokenizer().tokenize_words("First-line drug") == [["first-line", "first", "line"], ["drug"]]

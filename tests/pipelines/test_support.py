@@ -109,3 +109,42 @@ def test_unaddressed_terms_names_what_a_record_never_mentions():
     # Only the asking sentence carries the question's object.
     assert asking_sentences("I take it for my heart. Can I drink coffee?") == "Can I drink coffee?"
     assert asking_sentences("Tell me about the dose") == "Tell me about the dose"
+
+
+def test_clause_check_keeps_a_supported_main_clause_and_never_cuts_before_but():
+    from medground.pipelines.support import split_supported
+
+    source = "Epinephrine. For anaphylaxis: 0.3-0.5 mg intramuscularly."
+    q = "What is the first-line drug for anaphylaxis?"
+    answer = "The first-line drug for anaphylaxis is epinephrine, which is given as an inhaled nebulizer treatment [3]."
+    assert split_supported(answer, source, exclude=[q]) == ([], [answer])  # sentence by sentence: dropped
+    kept, dropped = split_supported(answer, source, exclude=[q], clauses=True)
+    assert kept == ["The first-line drug for anaphylaxis is epinephrine [3]."]
+    assert dropped == ["which is given as an inhaled nebulizer treatment [3]."]
+    # "but" carries a condition: "safe, but not in pregnancy" must never become "safe"
+    assert split_supported("Warfarin is safe, but not in pregnancy.", "Warfarin is safe.", clauses=True)[0] == []
+
+
+def test_citation_only_sentences_fold_into_the_claim_before_them():
+    from medground.pipelines.support import fold_citations
+
+    q = "What is the first-line drug for anaphylaxis?"
+    assert fold_citations(["It is epinephrine.", "This is supported by passage [3]."], exclude=[q]) == \
+        ["It is epinephrine [3]."]
+    assert fold_citations(["This is supported by passage [3].", "It is epinephrine."], exclude=[q]) == \
+        ["This is supported by passage [3].", "It is epinephrine."]  # nothing before it to cite
+
+
+def test_checked_answer_may_rest_on_the_passage_heading_the_reader_saw(tiny_chunks):
+    from medground.pipelines.base import Tally, free_text_answer
+
+    numbers = {"0": math.log(0.05), "1": math.log(0.95)}
+    cite = Citation(number=1, chunk_id="c1", book="Pharmacology", chapter="Shock Drugs", section="Epinephrine",
+                    title="Epinephrine", text="For anaphylaxis: 0.3-0.5 mg intramuscularly.", score=1.0)
+    llm = ScriptedLLM(lambda u, k: "The drug for anaphylaxis is epinephrine, which is inhaled. This is supported by passage [1].",
+                      letter_logprobs=numbers)
+    q = Question(qid="a", dataset="unit", question="What is the first-line drug for anaphylaxis?")
+    ans = free_text_answer(llm, q, Evidence(citations=[cite], token_count=20, budget=0),
+                           ReaderSettings(freetext_answer="checked"), Tally())
+    assert ans.text == "The drug for anaphylaxis is epinephrine [1]." and "extractive" not in ans.metadata
+    assert ans.metadata["dropped_sentences"] == ["which is inhaled."]

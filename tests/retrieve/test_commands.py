@@ -80,3 +80,14 @@ def test_missing_index_is_a_clear_error(monkeypatch):
     monkeypatch.setattr(commands, "make_engine", no_index)
     res = runner.invoke(commands.app, ["insulin"])
     assert res.exit_code == 1 and "medground index build" in res.output
+
+
+def test_corpus_and_config_choose_what_is_searched(seen, tmp_path):
+    runner.invoke(commands.app, ["aspirin", "--corpus", "openstax", "--json"])
+    assert seen[-1].corpora == ["openstax"]
+    res = runner.invoke(commands.app, ["aspirin", "--config", "configs/pipelines/rag.yaml", "--json"])
+    assert res.exit_code == 0, res.output
+    s = seen[-1]
+    assert s.fusion == "rrf" and s.top == 50 and s.final_k == 8 and s.corpora == ["openstax"]  # rag.yaml's section
+    runner.invoke(commands.app, ["aspirin", "--config", "configs/pipelines/rag.yaml", "-k", "3", "--json"])
+    assert seen[-1].final_k == 3

@@ -89,3 +89,12 @@ def test_rank_weight_prefers_the_higher_ranked_passage_on_equal_wording():
     out = compress(ev2, q, None, budget_tokens=14, count_tokens=words, rank_weight=1.0)
     assert [c.number for c in out.citations] == [1]
     assert compress(ev, q, None, budget_tokens=14, count_tokens=words, rank_weight=1.0).citations[0].number == 1
+
+
+def test_a_hyphenated_question_word_counts_once_and_noun_matches_adjective():
+    # "first-line" indexes three terms; summed, they outweighed "anaphylaxis" three to one
+    first_line = " ".join(f"Drug {i} is a first-line antibiotic." for i in range(4))
+    key = "Epinephrine is given first for anaphylactic shock."
+    ev = evidence(first_line, key)
+    out = compress(ev, "What is the first-line drug for anaphylaxis?", budget_tokens=16, count_tokens=words)
+    assert [c.text for c in out.citations] == [key]

@@ -3,6 +3,11 @@
 Medical text is full of hyphenated terms ("beta-blocker", "ACE-inhibitor") and doses
 ("2.5 mg", "10mg"). A query may spell either form, so both are indexed: the whole
 hyphenated term and its parts; a number glued to its unit and the two apart.
+
+Snowball stems a Greek-derived noun and its adjective apart ("anaphylaxis" → anaphylaxi,
+"anaphylactic" → anaphylact), so a question about anaphylaxis misses the textbook's "anaphylactic
+shock". ``conflate_greek`` maps the noun's stem onto the adjective's (``conflate``): -xis → -ct,
+-sis → -t (thrombosis / thrombotic, diuresis / diuretic), -ia → "" (hypokalemia / hypokalemic).
 """
 
 from __future__ import annotations
@@ -36,13 +41,45 @@ class BM25Settings(BaseModel):
     stopwords: Literal["en"] | None = "en"
     split_hyphens: bool = True  # also index the parts of "beta-blocker"
     split_units: bool = True  # also index "10" and "mg" for "10mg"
+    # noun and adjective stems conflated ("anaphylaxis" matches "anaphylactic"; ``conflate``)
+    conflate_greek: bool = False
     n_threads: int = Field(1, ge=0, description="threads for batch retrieval (0 = sequential)")
     # numba: ~3x faster scoring, but the first query pays a JIT compile of several seconds
     # (worth it for batch evaluation, not for one interactive question); needs `numba`.
     backend: Literal["numpy", "numba"] = "numpy"
 
     def index_fields(self) -> dict:
-        return self.model_dump(mode="json", exclude={"n_threads", "backend"})
+        # conflate_greek only when on, so indexes built before the field existed keep their fingerprint
+        exclude = {"n_threads", "backend"} | (set() if self.conflate_greek else {"conflate_greek"})
+        return self.model_dump(mode="json", exclude=exclude)
+
+
+_MIN_CONFLATED_STEM = 6  # "basi" (basis), "media", "sepsi" stay as Snowball leaves them
+# -ia nouns only of these medical families: names ("Virginia", "Sophia") keep their stems
+_IA_FAMILIES = ("emia", "xia", "ycardia", "ythmia", "penia", "philia", "phobia", "phoria", "algia", "esia", "onia",
+                "uria", "plegia", "thenia", "mania", "phrenia", "phasia")
+
+
+def conflate(word: str, stem: str) -> str:
+    """A Greek-derived noun's Snowball stem → its adjective's (``word`` is what was stemmed):
+    anaphylaxis → anaphylact, thrombosis → thrombot, epilepsy → epilept, hypokalemia → hypokalem;
+    anything else unchanged."""
+    if len(stem) < _MIN_CONFLATED_STEM or not stem.isalpha():
+        return stem
+    if word.endswith("xis") and stem.endswith("xi"):
+        return stem[:-2] + "ct"
+    if word.endswith(("sis", "psy")) and stem.endswith("si"):  # not "greasy" → great
+        return stem[:-2] + "t"
+    if stem.endswith(_IA_FAMILIES) and stem.endswith("ia"):
+        return stem[:-2]
+    return stem
+    if stem.endswith("xi"):
+        return stem[:-2] + "ct"
+    if stem.endswith("si"):
+        return stem[:-2] + "t"
+    if stem.endswith("ia"):
+        return stem[:-2]
+    return stem
 
 
 class MedicalTokenizer:
@@ -64,7 +101,8 @@ class MedicalTokenizer:
             return word
         stem = self._stems.get(word)
         if stem is None:  # a corpus has far fewer distinct words than tokens: memoize
-            stem = self._stems[word] = self._stemmer.stemWord(word)
+            stem = self._stemmer.stemWord(word)
+            stem = self._stems[word] = conflate(word, stem) if self.settings.conflate_greek else stem
         return stem
 
     def _pieces(self, word: str) -> list[str]:
@@ -103,6 +141,11 @@ class MedicalTokenizer:
                 got = cache[raw] = self._word_terms(raw)
             terms.extend(got)
         return terms
+
+    def tokenize_words(self, text: str) -> list[list[str]]:
+        """The terms of each word (a hyphenated word gives its whole form and its parts: "first-line"
+        → first-line, first, line), for scoring a word once however many terms it indexes."""
+        return [got for raw in _TOKEN_RE.findall(text.lower()) if (got := self._word_terms(raw))]
 
     def tokenize_many(self, texts: Iterable[str]) -> list[list[str]]:
         return [self.tokenize(t) for t in texts]

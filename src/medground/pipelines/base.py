@@ -270,13 +270,15 @@ def free_text_answer(llm: LLM, question: Question, evidence: Evidence, settings:
                         **({"dropped_sentences": dropped} if dropped else {}))
             return Answer(outcome="answered", text=" ".join(claims) + f" [{passage.number}]", citations=[passage],
                           metadata=meta)
-        kept, dropped = sup.split_supported(text, " ".join(c.text for c in cited), exclude=[q])
+        # what the reader saw of each passage: its heading (book / chapter / section) and text
+        kept, dropped = sup.split_supported(text, " ".join(f"{c.label} {c.text}" for c in cited), exclude=[q],
+                                            clauses=True)
         meta["generated_supported"] = not dropped
         if dropped:
             meta["dropped_sentences"] = dropped
         if not any(sup.makes_claim(k, exclude=[q]) for k in kept):  # no claim left
             return quoted("no sentence of the generated answer is supported by the passages it cites")
-        text = " ".join(kept)
+        text = " ".join(sup.fold_citations(kept, exclude=[q]))
         cited = [by_number[n] for n in cited_numbers(text) if n in by_number] or cited
     if not cited:
         # An answer that cites nothing is not grounded: say so rather than pass it off as cited.

@@ -76,14 +76,24 @@ def passage_support(llm: LLM, evidence: Evidence, prompt: str, **values: str) ->
     return Support(1.0 - scores.probs["0"], passage, dict(scores.probs)), result
 
 
-def split_supported(answer: str, source_text: str, *, exclude: Sequence[str] = (), min_share: float = 0.7
-                    ) -> tuple[list[str], list[str]]:
+# Where a sentence may be cut after its main claim: a non-restrictive "which" clause, a clause
+# joined by "and", a semicolon. Never before "but", "unless", "except": cutting those would
+# turn "safe, but not in pregnancy" into "safe".
+_CLAUSE_BREAK = re.compile(r",\s+(?=(?:which|and)\s)|;\s+")
+
+
+def split_supported(answer: str, source_text: str, *, exclude: Sequence[str] = (), min_share: float = 0.7,
+                    clauses: bool = False) -> tuple[list[str], list[str]]:
     """(sentences of ``answer`` with ≥ ``min_share`` of their content terms in ``source_text``,
     the sentences without). Citations stay on the sentences; the check ignores them.
 
     The terms of ``exclude`` (the question, the drug's names) and of ``FRAMING`` are ignored:
     restating the question or naming the kind of fact asked about is no claim. A sentence with no
     content term left ("Consult your doctor.") makes no claim and is kept.
+
+    With ``clauses``, an unsupported sentence keeps its longest supported leading clauses that
+    make a claim ("X is epinephrine, which is inhaled." → "X is epinephrine."), with the sentence's
+    citations; the clauses cut off are reported among the dropped.
     """
     from medground.corpus.sentences import split_sentences
     from medground.retrieve.compress import _tokenizer
@@ -91,12 +101,56 @@ def split_supported(answer: str, source_text: str, *, exclude: Sequence[str] = (
     tok = _tokenizer()
     source = set(tok.tokenize(source_text))
     ignore = {t for text in (*exclude, FRAMING) for t in tok.tokenize(text)}
+
+    def content(text: str) -> list[str]:
+        return [t for t in tok.tokenize(_CITATION.sub(" ", text)) if t not in ignore]
+
+    def supported(terms: list[str]) -> bool:
+        return not terms or sum(t in source for t in terms) / len(terms) >= min_share
+
     kept, dropped = [], []
     for sentence in split_sentences(answer.replace("\u201c", " ").replace("\u201d", " ")):
-        terms = [t for t in tok.tokenize(_CITATION.sub(" ", sentence)) if t not in ignore]
-        ok = not terms or sum(t in source for t in terms) / len(terms) >= min_share
-        (kept if ok else dropped).append(sentence.strip())
+        sentence = sentence.strip()
+        if supported(content(sentence)):
+            kept.append(sentence)
+            continue
+        lead = _leading_clauses(sentence, content, supported) if clauses else None
+        if lead is None:
+            dropped.append(sentence)
+        else:
+            kept.append(lead[0])
+            dropped.append(lead[1])
     return kept, dropped
+
+
+def _leading_clauses(sentence: str, content, supported) -> tuple[str, str] | None:
+    """(the longest run of leading clauses that is supported and makes a claim, closed with the
+    sentence's citations and a full stop; the rest), or None."""
+    breaks = [m.start() for m in _CLAUSE_BREAK.finditer(sentence)]
+    for cut in reversed(breaks):
+        head = sentence[:cut].rstrip(" ,;")
+        terms = content(head)
+        if terms and supported(terms):
+            cites = "".join(f" {c}" for c in _CITATION.findall(sentence) if c not in head)
+            return f"{head}{cites}.", sentence[cut:].lstrip(" ,;")
+    return None
+
+
+def fold_citations(sentences: Sequence[str], *, exclude: Sequence[str] = ()) -> list[str]:
+    """Sentences that make no claim and only cite ("This is supported by passage [3].") give their
+    citations to the sentence before them: "X is epinephrine [3]." reads as the answer it is."""
+    out: list[str] = []
+    for sentence in sentences:
+        cites = _CITATION.findall(sentence)
+        if out and cites and not makes_claim(sentence, exclude=exclude):
+            head = out[-1].rstrip()
+            stop = head[-1] if head and head[-1] in ".!?" else ""
+            head = head[: len(head) - len(stop)].rstrip()
+            new = [c for c in cites if c not in head]
+            out[-1] = head + "".join(f" {c}" for c in new) + (stop or ".")
+            continue
+        out.append(sentence)
+    return out
 
 
 def makes_claim(sentence: str, *, exclude: Sequence[str] = ()) -> bool:
@@ -112,7 +166,7 @@ def attribute(answer: str, passages: Sequence[Citation], *, exclude: Sequence[st
     passage it used is then found from what it said, not guessed from the support pass."""
     best: tuple[Citation, list[str], list[str]] | None = None
     for passage in passages:
-        kept, dropped = split_supported(answer, passage.text, exclude=exclude)
+        kept, dropped = split_supported(answer, f"{passage.label} {passage.text}", exclude=exclude)
         claims = [k for k in kept if makes_claim(k, exclude=exclude)]
         if claims and (best is None or len(claims) > len(best[1])):
             best = (passage, claims, dropped)

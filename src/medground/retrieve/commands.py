@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from enum import Enum
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -31,7 +32,7 @@ class FusionChoice(str, Enum):
 
 
 def settings_for(retriever: str, fusion: str | None, sections: int | None, rerank: str | None,
-                 rerank_model: str | None, k: int, top: int) -> RetrieveSettings:
+                 rerank_model: str | None, k: int, top: int, corpora: list[str] | None = None) -> RetrieveSettings:
     names = ["bm25", "dense"] if retriever == "hybrid" else [retriever]
     return RetrieveSettings(
         retrievers=names,
@@ -40,7 +41,16 @@ def settings_for(retriever: str, fusion: str | None, sections: int | None, reran
         rerank={"name": rerank, "model": rerank_model} if rerank else None,
         final_k=k,
         top=top,
+        **({"corpora": corpora} if corpora else {}),
     )
+
+
+def config_settings(path: Path, k: int | None) -> RetrieveSettings:
+    """A pipeline YAML's retrieve section (what `ask` with that config retrieves), ``k`` passages."""
+    from medground.pipelines.config import load_pipeline_config
+
+    settings = load_pipeline_config(path).retrieve
+    return settings.model_copy(update={"final_k": k}) if k else settings
 
 
 def make_engine(settings: RetrieveSettings) -> RetrievalEngine:
@@ -72,8 +82,14 @@ def search(
     sections: Annotated[int | None, typer.Option(min=1, help="Search only the top-K sections.")] = None,
     rerank: Annotated[str | None, typer.Option(help="Reranker: cross-encoder, bi-encoder, maxsim, llm-yesno.")] = None,
     rerank_model: Annotated[str | None, typer.Option(help="Reranker model path or hub name.")] = None,
-    k: Annotated[int, typer.Option("--k", "-k", min=1, help="Passages to show.")] = 6,
+    k: Annotated[int | None, typer.Option("--k", "-k", min=1, help="Passages to show (default 6, or the "
+                                                                    "config's final_k).")] = None,
     top: Annotated[int, typer.Option(min=1, help="Candidates per retriever.")] = 150,
+    corpora: Annotated[list[str] | None, typer.Option(
+        "--corpus", help="Search only these corpora' indexes (repeat; e.g. openstax, what the demo builds).")] = None,
+    config: Annotated[Path | None, typer.Option(
+        help="Retrieve exactly as this pipeline YAML does (its retrieve section; the options above are ignored "
+             "except --k).", exists=True, dir_okay=False)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
     """Search the indexed corpus; print ranked passages with book / chapter / section."""
@@ -82,8 +98,10 @@ def search(
     except EmptyQueryError as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
-    settings = settings_for(retriever.value, fusion.value if fusion else None, sections, rerank, rerank_model, k, top)
     try:
+        settings = (config_settings(config, k) if config else
+                    settings_for(retriever.value, fusion.value if fusion else None, sections, rerank, rerank_model,
+                                 k or 6, top, corpora))
         engine = make_engine(settings)
         with err.status("searching…", spinner="dots"):
             passages = engine.retrieve(query)
@@ -96,7 +114,8 @@ def search(
             "passages": [_as_json(p) for p in passages],
         }, indent=2, ensure_ascii=False))
         return
-    table = Table(title=f"{query}  ({engine.first_stage.name}{' → ' + rerank if rerank else ''})")
+    reranker = settings.rerank.name if settings.rerank else None
+    table = Table(title=f"{query}  ({engine.first_stage.name}{' → ' + reranker if reranker else ''})")
     table.add_column("#", justify="right")
     table.add_column("score", justify="right")
     table.add_column("book / chapter / section", overflow="fold", max_width=40)

@@ -6,12 +6,15 @@ token budget out of whole sentences, keeping every citation's number, so ``[n]``
 at the passage the sentences came from.
 
 Scoring is lexical and deterministic (the BM25 tokenizer: lower case, stop words removed,
-Snowball stems). A term's weight is its inverse document frequency over the sentences of this
+Snowball stems, a Greek-derived noun's stem conflated with its adjective's: ``index.text.conflate``). A term's weight is its inverse document frequency over the sentences of this
 evidence (a term in every sentence says nothing). A sentence scores
 
-    sum of weights of the question terms it contains
-    + for each option: the weights of that option's terms it contains (options compete fairly:
-      a sentence naming the right option and the question's subject scores highest).
+    sum over the question's words of the weight of the word's best term it contains
+    + for each option: the same over that option's words (options compete fairly: a sentence
+      naming the right option and the question's subject scores highest).
+
+A word counts once: "first-line" indexes first-line, first and line, and summing all three let a
+question's "first-line" outweigh its "anaphylaxis" three to one.
 
 Two optional context terms (both off, in the shipped configs too: they keep the answer's
 sentence more often, but the free-text answers did not improve; benchmarks/compression.py and
@@ -60,9 +63,10 @@ class _Sentence:
 @lru_cache(maxsize=1)
 def _tokenizer():
     # One per process: compress runs on every question, and the tokenizer memoizes its stems.
-    from medground.index.text import MedicalTokenizer
+    # Noun and adjective stems conflated: "anaphylaxis" in a question finds "anaphylactic shock".
+    from medground.index.text import BM25Settings, MedicalTokenizer
 
-    return MedicalTokenizer()
+    return MedicalTokenizer(BM25Settings(conflate_greek=True))
 
 
 def _sentences(evidence: Evidence, count: TokenCount, tokenize: Callable[[str], list[str]]) -> list[_Sentence]:
@@ -76,8 +80,20 @@ def _sentences(evidence: Evidence, count: TokenCount, tokenize: Callable[[str], 
     return out
 
 
-def score_sentences(sentences: list[_Sentence], question_terms: set[str],
-                    option_terms: Mapping[str, set[str]], *, neighbor_weight: float = 0.0,
+Words = set[frozenset[str]]  # each word's terms (``MedicalTokenizer.tokenize_words``)
+
+
+def words_of(tok, text: str, minus: frozenset[str] = frozenset()) -> Words:
+    """The distinct words of ``text`` as term sets, without the terms in ``minus``."""
+    return {w for w in (frozenset(terms) - minus for terms in tok.tokenize_words(text)) if w}
+
+
+def terms_of(words: Words) -> frozenset[str]:
+    return frozenset().union(*words)
+
+
+def score_sentences(sentences: list[_Sentence], question_words: Words,
+                    option_words: Mapping[str, Words], *, neighbor_weight: float = 0.0,
                     rank_weight: float = 0.0) -> None:
     """Set each sentence's score (see the module docstring); ``sentences`` in passage order."""
     n = len(sentences)
@@ -86,11 +102,12 @@ def score_sentences(sentences: list[_Sentence], question_terms: set[str],
         for t in s.terms:
             df[t] = df.get(t, 0) + 1
     idf = {t: math.log(1 + n / d) for t, d in df.items()}
+
+    def matched(words: Words, terms: frozenset[str]) -> float:
+        return sum(max((idf[t] for t in w & terms), default=0.0) for w in words)
+
     for s in sentences:
-        score = sum(idf[t] for t in question_terms & s.terms)
-        for terms in option_terms.values():
-            score += sum(idf[t] for t in terms & s.terms)
-        s.score = score
+        s.score = matched(question_words, s.terms) + sum(matched(w, s.terms) for w in option_words.values())
     if not (neighbor_weight or rank_weight):
         return
     lexical = [s.score for s in sentences]
@@ -116,9 +133,11 @@ def compress(evidence: Evidence, question: str, options: Mapping[str, str] | Non
         count_tokens = default_token_counter()
     tok = _tokenizer()
     sentences = _sentences(evidence, count_tokens, tok.tokenize)
-    q_terms = set(tok.tokenize(question))
-    opt_terms = {k: set(tok.tokenize(v)) - q_terms for k, v in (options or {}).items()}
-    score_sentences(sentences, q_terms, opt_terms, neighbor_weight=neighbor_weight, rank_weight=rank_weight)
+    q_words = words_of(tok, question)
+    q_terms = terms_of(q_words)
+    opt_words = {k: words_of(tok, v, q_terms) for k, v in (options or {}).items()}
+    opt_terms = {k: terms_of(w) for k, w in opt_words.items()}
+    score_sentences(sentences, q_words, opt_words, neighbor_weight=neighbor_weight, rank_weight=rank_weight)
     header_cost = {i: count_tokens(f"[{c.number}] ({c.label}) ") for i, c in enumerate(evidence.citations)}
 
     ranked = sorted(range(len(sentences)), key=lambda k: (-sentences[k].score, k))
