@@ -187,7 +187,8 @@ def crossfit_at_k(args) -> dict:
         trained = set((Path(model_dir) / "trained_questions.txt").read_text().split())
         trained_questions = [it.question for f in info["files"] for it in load_mined(f)
                              if question_key(it.question) in trained]
-        audit[str(fold)] = {"model": model_dir, "evaluated": len(questions), "trained_questions": len(trained),
+        audit[str(fold)] = {"model": model_dir, "train": info.get("train"), "labels": info.get("labels"),
+                            "crossfit": info["crossfit"], "evaluated": len(questions), "trained_questions": len(trained),
                             "same_id": sum(question_key(q) in trained for q in questions),
                             "near_duplicate_0.8": len(near_duplicates(trained_questions, questions, 0.8))}
         tuned = textbook_engine(model_dir, False, args.precision)

@@ -148,3 +148,21 @@ def test_checked_answer_may_rest_on_the_passage_heading_the_reader_saw(tiny_chun
                            ReaderSettings(freetext_answer="checked"), Tally())
     assert ans.text == "The drug for anaphylaxis is epinephrine [1]." and "extractive" not in ans.metadata
     assert ans.metadata["dropped_sentences"] == ["which is inhaled."]
+
+
+def test_an_answer_whose_first_claim_is_unsupported_is_quoted_not_left_as_its_justification():
+    from medground.pipelines.base import Tally, free_text_answer
+
+    numbers = {"0": math.log(0.05), "1": math.log(0.95)}
+    cite = Citation(number=1, chunk_id="c1", book="Pharmacology", chapter="Diuretics", section="Loop Diuretics",
+                    title="Loop Diuretics", text="Clients taking furosemide and digoxin must be monitored for "
+                                                 "digoxin toxicity, including bradycardia.", score=1.0)
+    llm = ScriptedLLM(lambda u, k: "The electrolyte to monitor is potassium. Passage [1] states that clients taking "
+                                   "furosemide and digoxin must be monitored for digoxin toxicity.",
+                      letter_logprobs=numbers)
+    q = Question(qid="f", dataset="unit", question="Which electrolyte should be monitored with furosemide?")
+    ans = free_text_answer(llm, q, Evidence(citations=[cite], token_count=20, budget=0),
+                           ReaderSettings(freetext_answer="checked"), Tally())
+    assert ans.metadata["extractive"] and "first claim" in ans.metadata["quote_reason"]
+    assert ans.metadata["dropped_sentences"] == ["The electrolyte to monitor is potassium."]
+    assert "potassium" not in ans.text and ans.text.endswith("[1]")

@@ -278,6 +278,10 @@ def free_text_answer(llm: LLM, question: Question, evidence: Evidence, settings:
             meta["dropped_sentences"] = dropped
         if not any(sup.makes_claim(k, exclude=[q]) for k in kept):  # no claim left
             return quoted("no sentence of the generated answer is supported by the passages it cites")
+        if sup.first_claim(text, exclude=[q]) in dropped:
+            # its answer is gone: what is left only restates the evidence ("passage [2] states
+            # that …"), which would read as an answer that never names what was asked
+            return quoted("the generated answer's first claim is not supported by the passages it cites")
         text = " ".join(sup.fold_citations(kept, exclude=[q]))
         cited = [by_number[n] for n in cited_numbers(text) if n in by_number] or cited
     if not cited:

@@ -136,6 +136,17 @@ def _leading_clauses(sentence: str, content, supported) -> tuple[str, str] | Non
     return None
 
 
+def first_claim(answer: str, *, exclude: Sequence[str] = ()) -> str | None:
+    """The answer's first sentence that makes a claim (as ``split_supported`` splits and strips
+    it): what a generated answer says first is its answer, what follows supports it."""
+    from medground.corpus.sentences import split_sentences
+
+    for sentence in split_sentences(answer.replace("\u201c", " ").replace("\u201d", " ")):
+        if makes_claim(sentence, exclude=exclude):
+            return sentence.strip()
+    return None
+
+
 def fold_citations(sentences: Sequence[str], *, exclude: Sequence[str] = ()) -> list[str]:
     """Sentences that make no claim and only cite ("This is supported by passage [3].") give their
     citations to the sentence before them: "X is epinephrine [3]." reads as the answer it is."""
