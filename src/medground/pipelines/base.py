@@ -261,13 +261,15 @@ def free_text_answer(llm: LLM, question: Question, evidence: Evidence, settings:
     if settings.freetext_answer == "checked":
         meta["generated"] = text
         if not cited:
-            found_in = sup.attribute(text, evidence.citations, exclude=[q])
+            found_in = sup.attribute(text, evidence.citations, exclude=[q], clauses=True)
             if found_in is None:
                 meta["generated_supported"] = False
                 return quoted("generated answer cites no passage and no passage supports it")
             passage, claims, dropped = found_in
             meta.update(generated_supported=False, attributed_to=passage.number,
                         **({"dropped_sentences": dropped} if dropped else {}))
+            if sup.first_claim(text, exclude=[q]) in dropped:
+                return quoted("the generated answer's first claim is not supported by any passage")
             return Answer(outcome="answered", text=" ".join(claims) + f" [{passage.number}]", citations=[passage],
                           metadata=meta)
         # what the reader saw of each passage: its heading (book / chapter / section) and text

@@ -169,7 +169,7 @@ def makes_claim(sentence: str, *, exclude: Sequence[str] = ()) -> bool:
     return bool(split_supported(sentence, "", exclude=exclude)[1])
 
 
-def attribute(answer: str, passages: Sequence[Citation], *, exclude: Sequence[str] = ()
+def attribute(answer: str, passages: Sequence[Citation], *, exclude: Sequence[str] = (), clauses: bool = False
               ) -> tuple[Citation, list[str], list[str]] | None:
     """An answer that cites nothing: (the passage that supports most of its claim-making sentences
     (the earlier-ranked on a tie), those sentences, the sentences it does not support), or None when
@@ -177,7 +177,7 @@ def attribute(answer: str, passages: Sequence[Citation], *, exclude: Sequence[st
     passage it used is then found from what it said, not guessed from the support pass."""
     best: tuple[Citation, list[str], list[str]] | None = None
     for passage in passages:
-        kept, dropped = split_supported(answer, f"{passage.label} {passage.text}", exclude=exclude)
+        kept, dropped = split_supported(answer, f"{passage.label} {passage.text}", exclude=exclude, clauses=clauses)
         claims = [k for k in kept if makes_claim(k, exclude=exclude)]
         if claims and (best is None or len(claims) > len(best[1])):
             best = (passage, claims, dropped)
