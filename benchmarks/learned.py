@@ -309,7 +309,10 @@ def main() -> None:
     training = Path(args.model) / "heldout_eval.json"
     if training.exists():
         data["training"] = json.loads(training.read_text())
-        # a cross-fit model trained on the other folds' seeded questions: crossfit_at_k audits it by fold
+        if "crossfit" in data["training"] and {"answer", "heldout", "reader"} & set(parts):
+            # it trained on the other folds, seeded questions included: only part crossfit judges it fairly
+            raise SystemExit(f"{args.model} is a cross-fit model (trained on part of the evaluated questions): "
+                             "run it with --only crossfit (or --only pubmedqa)")
         overlap = None if "crossfit" in data["training"] else training_overlap(data["training"], args.n, args.seed)
         if overlap is not None:
             data["training_overlap"] = overlap

@@ -119,20 +119,27 @@ def test_clause_check_keeps_a_supported_main_clause_and_never_cuts_before_but():
     answer = "The first-line drug for anaphylaxis is epinephrine, which is given as an inhaled nebulizer treatment [3]."
     assert split_supported(answer, source, exclude=[q]) == ([], [answer])  # sentence by sentence: dropped
     kept, dropped = split_supported(answer, source, exclude=[q], clauses=True)
-    assert kept == ["The first-line drug for anaphylaxis is epinephrine [3]."]
-    assert dropped == ["which is given as an inhaled nebulizer treatment [3]."]
-    # "but" carries a condition: "safe, but not in pregnancy" must never become "safe"
+    assert kept == ["The first-line drug for anaphylaxis is epinephrine."]
+    assert dropped == ["which is given as an inhaled nebulizer treatment [3]."]  # its citation stays with it
+    # only before ", which": "but" carries a condition ("safe, but not in pregnancy" must never become
+    # "safe"), and a clause after "and" or ";" is often the answer itself
     assert split_supported("Warfarin is safe, but not in pregnancy.", "Warfarin is safe.", clauses=True)[0] == []
+    assert split_supported("Anaphylaxis is a severe allergy, and its treatment is diphenhydramine.",
+                           "Anaphylaxis is a severe allergy.", clauses=True)[0] == []
+    # never cut inside a citation
+    assert split_supported("Epinephrine is given intramuscularly [1, which is wrong].", "Epinephrine is given "
+                           "intramuscularly.", clauses=True)[0] == []
 
 
 def test_citation_only_sentences_fold_into_the_claim_before_them():
     from medground.pipelines.support import fold_citations
 
-    q = "What is the first-line drug for anaphylaxis?"
-    assert fold_citations(["It is epinephrine.", "This is supported by passage [3]."], exclude=[q]) == \
-        ["It is epinephrine [3]."]
-    assert fold_citations(["This is supported by passage [3].", "It is epinephrine."], exclude=[q]) == \
+    assert fold_citations(["It is epinephrine.", "This is supported by passage [3]."]) == ["It is epinephrine [3]."]
+    assert fold_citations(["This is supported by passage [3].", "It is epinephrine."]) == \
         ["This is supported by passage [3].", "It is epinephrine."]  # nothing before it to cite
+    # a short warning says something, even in words the question used: it is never folded away
+    warning = ["Ibuprofen is an NSAID [1].", "It is not recommended in pregnancy [2]."]
+    assert fold_citations(warning) == warning
 
 
 def test_checked_answer_may_rest_on_the_passage_heading_the_reader_saw(tiny_chunks):

@@ -73,13 +73,6 @@ def conflate(word: str, stem: str) -> str:
     if stem.endswith(_IA_FAMILIES) and stem.endswith("ia"):
         return stem[:-2]
     return stem
-    if stem.endswith("xi"):
-        return stem[:-2] + "ct"
-    if stem.endswith("si"):
-        return stem[:-2] + "t"
-    if stem.endswith("ia"):
-        return stem[:-2]
-    return stem
 
 
 class MedicalTokenizer:

@@ -76,10 +76,11 @@ def passage_support(llm: LLM, evidence: Evidence, prompt: str, **values: str) ->
     return Support(1.0 - scores.probs["0"], passage, dict(scores.probs)), result
 
 
-# Where a sentence may be cut after its main claim: a non-restrictive "which" clause, a clause
-# joined by "and", a semicolon. Never before "but", "unless", "except": cutting those would
-# turn "safe, but not in pregnancy" into "safe".
-_CLAUSE_BREAK = re.compile(r",\s+(?=(?:which|and)\s)|;\s+")
+# Where a sentence may be cut after its main claim: only before a non-restrictive "which"
+# clause, which adds to the claim before it and never carries the claim itself. Not before
+# "and" or ";" (the second clause is often the answer: "X is an allergy, and its treatment is
+# Y"), nor "but", "unless", "however" (cutting those turns "safe, but not in pregnancy" into "safe").
+_CLAUSE_BREAK = re.compile(r",\s+(?=which\s)")
 
 
 def split_supported(answer: str, source_text: str, *, exclude: Sequence[str] = (), min_share: float = 0.7,
@@ -91,9 +92,9 @@ def split_supported(answer: str, source_text: str, *, exclude: Sequence[str] = (
     restating the question or naming the kind of fact asked about is no claim. A sentence with no
     content term left ("Consult your doctor.") makes no claim and is kept.
 
-    With ``clauses``, an unsupported sentence keeps its longest supported leading clauses that
-    make a claim ("X is epinephrine, which is inhaled." → "X is epinephrine."), with the sentence's
-    citations; the clauses cut off are reported among the dropped.
+    With ``clauses``, an unsupported sentence keeps its longest supported part before a ", which"
+    clause that makes a claim ("X is epinephrine, which is inhaled." → "X is epinephrine."); the
+    clauses cut off, with their citations, are reported among the dropped.
     """
     from medground.corpus.sentences import split_sentences
     from medground.retrieve.compress import _tokenizer
@@ -124,15 +125,16 @@ def split_supported(answer: str, source_text: str, *, exclude: Sequence[str] = (
 
 
 def _leading_clauses(sentence: str, content, supported) -> tuple[str, str] | None:
-    """(the longest run of leading clauses that is supported and makes a claim, closed with the
-    sentence's citations and a full stop; the rest), or None."""
-    breaks = [m.start() for m in _CLAUSE_BREAK.finditer(sentence)]
+    """(the longest supported head before a ", which" clause that makes a claim, closed with a full
+    stop; the rest), or None. A citation of the part cut off stays with it: it may cite what the
+    head never claimed."""
+    breaks = [m.start() for m in _CLAUSE_BREAK.finditer(sentence)
+              if sentence.count("[", 0, m.start()) == sentence.count("]", 0, m.start())]  # not inside [n]
     for cut in reversed(breaks):
-        head = sentence[:cut].rstrip(" ,;")
+        head = sentence[:cut].rstrip(" ,")
         terms = content(head)
         if terms and supported(terms):
-            cites = "".join(f" {c}" for c in _CITATION.findall(sentence) if c not in head)
-            return f"{head}{cites}.", sentence[cut:].lstrip(" ,;")
+            return f"{head}.", sentence[cut:].lstrip(" ,")
     return None
 
 
@@ -147,13 +149,20 @@ def first_claim(answer: str, *, exclude: Sequence[str] = ()) -> str | None:
     return None
 
 
-def fold_citations(sentences: Sequence[str], *, exclude: Sequence[str] = ()) -> list[str]:
-    """Sentences that make no claim and only cite ("This is supported by passage [3].") give their
-    citations to the sentence before them: "X is epinephrine [3]." reads as the answer it is."""
+# All a citation-only sentence may say ("This is supported by passage [3].", "See [2].").
+_CITING_WORDS = frozenset("this that it is are was as see also supported support supports shown stated states "
+                          "according to by in the a passage passages source sources evidence based on and".split())
+
+
+def fold_citations(sentences: Sequence[str]) -> list[str]:
+    """Sentences that only cite ("This is supported by passage [3].") give their citations to the
+    sentence before them: "X is epinephrine [3]." reads as the answer it is. Only sentences made of
+    citing words fold: "It is not recommended in pregnancy [2]." says something and stays."""
     out: list[str] = []
     for sentence in sentences:
         cites = _CITATION.findall(sentence)
-        if out and cites and not makes_claim(sentence, exclude=exclude):
+        words = re.findall(r"[a-z]+", _CITATION.sub(" ", sentence).lower())
+        if out and cites and all(w in _CITING_WORDS for w in words):
             head = out[-1].rstrip()
             stop = head[-1] if head and head[-1] in ".!?" else ""
             head = head[: len(head) - len(stop)].rstrip()

@@ -190,6 +190,7 @@ def biencoder(
         raise typer.BadParameter("give one of --feedback, --candidates or --mined", param_hint="--feedback")
     if crossfit_fold is not None and not mined_files:
         raise typer.BadParameter("cross-fitting needs --mined", param_hint="--crossfit-fold")
+    (out / "trained_questions.txt").unlink(missing_ok=True)  # written again only by a --mined run
     known = pubmedqa_known_items(data_root()) if pubmedqa else []
     settings = BiEncoderTrainSettings(base_model=base_model, epochs=epochs, batch_size=batch_size,
                                       learning_rate=lr, threads=threads, seed=seed)
