@@ -6,8 +6,9 @@ token budget out of whole sentences, keeping every citation's number, so ``[n]``
 at the passage the sentences came from.
 
 Scoring is lexical and deterministic (the BM25 tokenizer: lower case, stop words removed,
-Snowball stems, a Greek-derived noun's stem conflated with its adjective's: ``index.text.conflate``). A term's weight is its inverse document frequency over the sentences of this
-evidence (a term in every sentence says nothing). A sentence scores
+Snowball stems, a Greek-derived noun's stem conflated with its adjective's:
+``index.text.conflate``). A term's weight is its inverse document frequency over the sentences
+of this evidence (a term in every sentence says nothing). A sentence scores
 
     sum over the question's words of the weight of the word's best term it contains
     + for each option: the same over that option's words (options compete fairly: a sentence
