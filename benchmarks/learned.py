@@ -41,14 +41,16 @@ RESULTS = Path(__file__).parent / "results" / "learned.json"
 KS = (1, 6, 10)
 
 
+def mcq_row(q) -> dict:
+    """A multiple-choice question as `retrieval_quality.answer_hits` reads it."""
+    return {"qid": q.qid, "question": q.question, "options": q.options, "answer_idx": q.answer,
+            "answer": q.options[q.answer]}
+
+
 def mcq_rows(dataset: str, n: int, seed: int) -> list[dict]:
     from medground.eval.datasets import load_dataset, subset
 
-    rows = []
-    for q in subset(load_dataset(dataset), n, seed=seed):
-        rows.append({"qid": q.qid, "question": q.question, "options": q.options, "answer_idx": q.answer,
-                     "answer": q.options[q.answer]})
-    return rows
+    return [mcq_row(q) for q in subset(load_dataset(dataset), n, seed=seed)]
 
 
 def textbook_engine(model: str | None, hybrid: bool, precision: str = "fp32"):
@@ -137,8 +139,7 @@ def heldout_at_k(args, training: dict) -> dict:
         for it in load_mined(f):
             q = it.question
             if heldout(question_key(q), share, seed):
-                by_set.setdefault(q.dataset, []).append({"qid": q.qid, "question": q.question, "options": q.options,
-                                                         "answer_idx": q.answer, "answer": q.options[q.answer]})
+                by_set.setdefault(q.dataset, []).append(mcq_row(q))
     engines = {"base": textbook_engine(None, False), "fine-tuned": textbook_engine(args.model, False, args.precision)}
     ranked = {(name, label): [engine.ranked(r["question"])[: max(KS)] for r in rows]
               for name, rows in by_set.items() for label, engine in engines.items()}
@@ -193,8 +194,7 @@ def crossfit_at_k(args) -> dict:
                             "near_duplicate_0.8": len(near_duplicates(trained_questions, questions, 0.8))}
         tuned = textbook_engine(model_dir, False, args.precision)
         for q in questions:
-            row = {"qid": q.qid, "question": q.question, "options": q.options, "answer_idx": q.answer,
-                   "answer": q.options[q.answer], "fold": fold, "seeded": question_key(q) in seeded}
+            row = {**mcq_row(q), "fold": fold, "seeded": question_key(q) in seeded}
             for name in (q.dataset, "pooled"):
                 rows.setdefault(name, []).append(row)
             for label, engine in (("base", base), ("fine-tuned", tuned)):

@@ -70,7 +70,7 @@ def conflate(word: str, stem: str) -> str:
         return stem[:-2] + "ct"
     if word.endswith(("sis", "psy")) and stem.endswith("si"):  # not "greasy" → great
         return stem[:-2] + "t"
-    if stem.endswith(_IA_FAMILIES) and stem.endswith("ia"):
+    if stem.endswith(_IA_FAMILIES):  # each family ends in -ia
         return stem[:-2]
     return stem
 

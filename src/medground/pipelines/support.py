@@ -83,6 +83,13 @@ def passage_support(llm: LLM, evidence: Evidence, prompt: str, **values: str) ->
 _CLAUSE_BREAK = re.compile(r",\s+(?=which\s)")
 
 
+def _answer_sentences(answer: str) -> list[str]:
+    """The answer's sentences, stripped, as every claim check splits them (quotation marks blanked)."""
+    from medground.corpus.sentences import split_sentences
+
+    return [s.strip() for s in split_sentences(answer.replace("\u201c", " ").replace("\u201d", " "))]
+
+
 def split_supported(answer: str, source_text: str, *, exclude: Sequence[str] = (), min_share: float = 0.7,
                     clauses: bool = False) -> tuple[list[str], list[str]]:
     """(sentences of ``answer`` with ≥ ``min_share`` of their content terms in ``source_text``,
@@ -96,7 +103,6 @@ def split_supported(answer: str, source_text: str, *, exclude: Sequence[str] = (
     clause that makes a claim ("X is epinephrine, which is inhaled." → "X is epinephrine."); the
     clauses cut off, with their citations, are reported among the dropped.
     """
-    from medground.corpus.sentences import split_sentences
     from medground.retrieve.compress import _tokenizer
 
     tok = _tokenizer()
@@ -110,8 +116,7 @@ def split_supported(answer: str, source_text: str, *, exclude: Sequence[str] = (
         return not terms or sum(t in source for t in terms) / len(terms) >= min_share
 
     kept, dropped = [], []
-    for sentence in split_sentences(answer.replace("\u201c", " ").replace("\u201d", " ")):
-        sentence = sentence.strip()
+    for sentence in _answer_sentences(answer):
         if supported(content(sentence)):
             kept.append(sentence)
             continue
@@ -141,12 +146,7 @@ def _leading_clauses(sentence: str, content, supported) -> tuple[str, str] | Non
 def first_claim(answer: str, *, exclude: Sequence[str] = ()) -> str | None:
     """The answer's first sentence that makes a claim (as ``split_supported`` splits and strips
     it): what a generated answer says first is its answer, what follows supports it."""
-    from medground.corpus.sentences import split_sentences
-
-    for sentence in split_sentences(answer.replace("\u201c", " ").replace("\u201d", " ")):
-        if makes_claim(sentence, exclude=exclude):
-            return sentence.strip()
-    return None
+    return next((s for s in _answer_sentences(answer) if makes_claim(s, exclude=exclude)), None)
 
 
 # All a citation-only sentence may say ("This is supported by passage [3].", "See [2].").

@@ -298,15 +298,20 @@ def by_question(judgements: Sequence[Judgement]) -> dict[str, list[Judgement]]:
     return {qid: sorted(js, key=lambda j: j.rank) for qid, js in out.items()}
 
 
+def _stable_hash(purpose: str, seed: int, qid: str) -> int:
+    """32 bits of sha256 over purpose, seed and question id: the same on every machine and run,
+    independent of file order, and different per purpose (a fold is no held-out share)."""
+    return int(hashlib.sha256(f"{purpose}\x1f{seed}\x1f{qid}".encode()).hexdigest()[:8], 16)
+
+
 def heldout(qid: str, share: float, seed: int = 0) -> bool:
     """A stable train / held-out split by question id (independent of file order)."""
-    h = int(hashlib.sha256(f"holdout\x1f{seed}\x1f{qid}".encode()).hexdigest()[:8], 16)
-    return h / 0xFFFFFFFF < share
+    return _stable_hash("holdout", seed, qid) / 0xFFFFFFFF < share
 
 
 def fold_of(qid: str, folds: int, seed: int = 0) -> int:
-    """A stable fold (0 .. folds-1) by question id, for cross-fitting (independent of ``heldout``'s hash)."""
-    return int(hashlib.sha256(f"fold\x1f{seed}\x1f{qid}".encode()).hexdigest()[:8], 16) % folds
+    """A stable fold (0 .. folds-1) by question id, for cross-fitting."""
+    return _stable_hash("fold", seed, qid) % folds
 
 
 def training_pairs(judgements: Sequence[Judgement], rule: str = "flip", margin: float = 0.1,
