@@ -65,7 +65,8 @@ def mcnemar_row(a: list[bool], b: list[bool]) -> dict:
     from medground.eval.metrics import mcnemar_test
 
     r = mcnemar_test(a, b)
-    return {"only_baseline_right": r.a_only, "only_this_right": r.b_only, "p_value": round(r.pvalue, 6)}
+    # six significant figures, not six decimals: a p of 4.3e-7 must not be stored as 0.0
+    return {"only_baseline_right": r.a_only, "only_this_right": r.b_only, "p_value": float(f"{r.pvalue:.6g}")}
 
 
 def macro_f1(gold: list[str], pred: list[str | None], labels: list[str]) -> float:
