@@ -96,3 +96,25 @@ def test_crossfit_needs_mined_labels_and_a_fold_inside_the_split(tmp_path):
     outside = CliRunner().invoke(app, ["biencoder", "--mined", str(path), "--out", str(tmp_path / "bi"),
                                        "--no-pubmedqa", "--crossfit-fold", "2"])
     assert outside.exit_code == 2 and "0 <= fold < folds" in outside.output
+
+
+def test_reader_feedback_needs_mined_labels_and_a_feedback_rule(tmp_path):
+    cands = str(_candidates(tmp_path, True))
+    fb = str(_feedback(tmp_path, True))
+    without = CliRunner().invoke(app, ["biencoder", "--candidates", cands, "--judged", fb, "--out",
+                                       str(tmp_path / "bi"), "--no-pubmedqa"])
+    assert without.exit_code == 2 and "--mined" in without.output
+    path = tmp_path / "mined.jsonl"
+    path.write_text("".join(json.dumps(json.loads(line) | {"mined": []}) + "\n" for line in open(cands)))
+    verified = CliRunner().invoke(app, ["biencoder", "--mined", str(path), "--judged", fb, "--rule", "verified",
+                                        "--out", str(tmp_path / "bi"), "--no-pubmedqa"])
+    assert verified.exit_code == 2 and "gain or flip" in verified.output
+
+
+def test_judge_mined_refuses_question_ids_that_repeat_across_sets(tmp_path):
+    rows = [json.loads(line) | {"mined": []} for line in _candidates(tmp_path, True).read_text().splitlines()]
+    path = tmp_path / "mined.jsonl"
+    path.write_text("".join(json.dumps(r | {"dataset": ds, "question": f"{ds}: {r['question']}"}) + "\n"
+                            for r in rows[:1] for ds in ("medqa", "mmlu")))
+    result = CliRunner().invoke(app, ["judge-mined", "--mined", str(path), "--out", str(tmp_path / "j.jsonl")])
+    assert result.exit_code == 2 and "own --out file" in result.output

@@ -4,16 +4,21 @@ from __future__ import annotations
 
 import json
 
+from medground.llm.base import ChatRequest, ChatResult, LLMSettings, TokenLogprob
 from medground.schema import Chunk, Passage, Question
+from medground.train.feedback import FeedbackSettings, collect, load_feedback
 from medground.train.mining import (
     MinedItem,
+    MinedJudgeSource,
     evaluated_ids,
+    judged_passages,
     load_mined,
     mined_label_counts,
     mined_positives,
     mined_triplets,
     near_duplicates,
     question_key,
+    reader_labels,
     write_mined,
 )
 
@@ -159,3 +164,48 @@ def test_crossfit_rejects_a_fold_outside_the_split():
 
     with pytest.raises(ValueError, match="0 <= fold < folds"):
         CrossFit(("medqa",), fold=2, folds=2)
+
+
+class PreventsLLM:
+    """Answers A (the gold Pyridoxine) when its context says "prevents the", else B; records contexts."""
+
+    name = "fake:prevents"
+    fingerprint = "fake"
+
+    def __init__(self):
+        self.settings = LLMSettings(backend="openai", model="fake", cache=False)
+        self.users: list[str] = []
+
+    def complete(self, request: ChatRequest) -> ChatResult:
+        user = request.messages[-1]["content"]
+        self.users.append(user)
+        top = [("A", -0.1), ("B", -2.5)] if "prevents the" in user else [("B", -0.2), ("A", -1.8)]
+        return ChatResult(text=top[0][0], logprobs=[TokenLogprob(top[0][0], top[0][1], top)], completion_tokens=1)
+
+    def chat(self, messages, **kw) -> ChatResult:
+        return self.complete(ChatRequest(messages=messages, **{k: v for k, v in kw.items() if v is not None}))
+
+
+def test_reader_feedback_on_mined_labels_keeps_only_what_helped_the_reader(tmp_path):
+    own = [_p("n1", "Isoniazid is hepatotoxic; it prevents the cure."), _p("n2", "Tuberculosis needs six months."),
+           _p("n3", "Never judged.")]
+    mined = [_p("m1", "Pyridoxine prevents the neuropathy."), _p("m2", "Pyridoxine 10 mg daily.")]
+    item = MinedItem(_q(), own, mined)
+    unusable = MinedItem(_q("q2", question="All prevent neuropathy EXCEPT:"), own, mined)
+    # the reader judges exactly the triplets' passages: each positive and its paired negative
+    assert [p.chunk.chunk_id for p in judged_passages(item)] == ["m1", "m2", "n1", "n2"]
+    assert judged_passages(unusable) == []
+    source = MinedJudgeSource([item, unusable])
+    assert [q.qid for q in source.questions] == ["q1"]
+
+    llm, out = PreventsLLM(), tmp_path / "judged.jsonl"
+    report = collect(llm, source, source.questions, out, FeedbackSettings(passages=4, rule="gain"))
+    assert (report.questions, report.judgements) == (1, 4)
+    assert sum("Pyridoxine 10 mg daily." in u for u in llm.users) == 1  # each passage read once, as context
+    label = reader_labels(load_feedback(out), "gain", 0.1)
+    assert [label(_q(), p) for p in [*mined, *own]] == [1, 0, 1, 0, None]
+    # m2 did not help the reader; n1 helped it, so it is no negative either: one triplet is left
+    q = _q().question
+    assert mined_triplets([item], reader_label=label) == [
+        (q, "Pyridoxine prevents the neuropathy.", "Tuberculosis needs six months.")]
+    assert len(mined_triplets([item])) == 2  # without the reader's feedback both stand

@@ -119,6 +119,48 @@ def feedback(
     typer.echo(json.dumps(asdict(report), indent=2))
 
 
+@app.command("judge-mined")
+def judge_mined(
+    mined_files: list[Path] = typer.Option(..., "--mined", exists=True, dir_okay=False,
+                                           help="From `train mine` (repeat; question ids must not repeat)."),
+    out: Path = typer.Option(..., help="Feedback JSONL to write (resumes if it exists)."),
+    config: Path = typer.Option(Path("configs/pipelines/rag.yaml"), help="Pipeline YAML whose llm section is used."),
+    model: Optional[str] = typer.Option(None, help="Override the config's LLM."),
+    backend: Optional[str] = typer.Option(None, help="Override the config's LLM backend (local | openai | transformers)."),
+    max_positives: int = typer.Option(2, min=1, help="Answer-stating passages judged per question (as in training)."),
+    limit: Optional[int] = typer.Option(None, min=1, help="Judge only a seeded sample of this many questions."),
+    seed: int = typer.Option(0, help="Order of the questions (a killed run resumes; its prefix is a random sample)."),
+) -> None:
+    """The reader's feedback on mined labels: closed book, then each answer-stating positive and its
+    paired hard negative as context, for `train biencoder --mined … --judged` (LLM-AMT's signal)."""
+    import random
+
+    from medground.pipelines.config import load_pipeline_config
+    from medground.pipelines.factory import shared_llm
+    from medground.train.feedback import FeedbackSettings, collect
+    from medground.train.mining import MinedJudgeSource, load_mined
+
+    items = [it for f in mined_files for it in load_mined(f)]
+    source = MinedJudgeSource(items, max_positives)
+    questions = list(source.questions)
+    seen: dict[str, str] = {}
+    for q in questions:
+        if seen.setdefault(q.qid, q.dataset) != q.dataset:
+            raise typer.BadParameter(f"question id {q.qid!r} is in both {seen[q.qid]} and {q.dataset}: judge each "
+                                     "set into its own --out file", param_hint="--mined")
+    random.Random(seed).shuffle(questions)
+    if limit:
+        questions = questions[:limit]
+    cfg = load_pipeline_config(config)
+    update = {k: v for k, v in (("model", model), ("backend", backend)) if v}
+    llm_settings = cfg.llm.model_copy(update=update) if update else cfg.llm
+    typer.echo(json.dumps({"mined_questions": len(items), "judgeable": len(source.questions),
+                           "to_judge": len(questions)}), err=True)
+    report = collect(shared_llm(llm_settings), source, questions, out,
+                     FeedbackSettings(passages=2 * max_positives, rule="gain"), progress=True)
+    typer.echo(json.dumps(asdict(report), indent=2))
+
+
 @app.command()
 def reranker(
     feedback_files: list[Path] = typer.Option(..., "--feedback", exists=True, dir_okay=False,
@@ -175,6 +217,11 @@ def biencoder(
     crossfit_folds: int = typer.Option(2, "--crossfit-folds", min=2),
     crossfit_sets: list[str] = typer.Option(["mirage/medqa", "mirage/mmlu"], "--crossfit-set",
                                             help="The sets split into folds (repeat)."),
+    judged_files: Optional[list[Path]] = typer.Option(
+        None, "--judged", exists=True, dir_okay=False,
+        help="--mined only: the reader's feedback from `train judge-mined` (repeat). A positive must also have "
+             "helped the reader (--rule gain / flip, --margin) and a negative must not; unjudged questions are "
+             "left out."),
 ) -> None:
     """Fine-tune the dense retriever's bi-encoder on LLM feedback (MultipleNegativesRanking, hard negatives)."""
     from medground.paths import data_root
@@ -190,6 +237,10 @@ def biencoder(
         raise typer.BadParameter("give one of --feedback, --candidates or --mined", param_hint="--feedback")
     if crossfit_fold is not None and not mined_files:
         raise typer.BadParameter("cross-fitting needs --mined", param_hint="--crossfit-fold")
+    if judged_files and not mined_files:
+        raise typer.BadParameter("--judged labels mined items: give --mined too", param_hint="--judged")
+    if judged_files and rule not in {"gain", "flip"}:
+        raise typer.BadParameter("with --judged the rule is gain or flip", param_hint="--rule")
     (out / "trained_questions.txt").unlink(missing_ok=True)  # written again only by a --mined run
     known = pubmedqa_known_items(data_root()) if pubmedqa else []
     settings = BiEncoderTrainSettings(base_model=base_model, epochs=epochs, batch_size=batch_size,
@@ -205,7 +256,12 @@ def biencoder(
                         if crossfit_fold is not None else None)
         except ValueError as exc:
             raise typer.BadParameter(str(exc), param_hint="--crossfit-fold") from None
-        _fine_tune_on_mined(mined_files, out, holdout, seed, max_positives, settings, known, crossfit)
+        judged = None
+        if judged_files:
+            from medground.train.feedback import load_feedback
+
+            judged = ([j for f in judged_files for j in load_feedback(f)], rule, margin)
+        _fine_tune_on_mined(mined_files, out, holdout, seed, max_positives, settings, known, crossfit, judged)
         return
     _fine_tune(feedback_files, out, rule, margin, holdout, seed, answers=answers,
                train=lambda js: train_biencoder(feedback_triplets(js, rule, margin), out, settings, known_items=known),
@@ -238,16 +294,31 @@ def _fine_tune_on_answers(candidates_files: list[Path], out: Path, holdout: floa
 
 
 def _fine_tune_on_mined(mined_files: list[Path], out: Path, holdout: float, seed: int, max_positives: int,
-                        settings, known: list[tuple[str, str]], crossfit=None) -> None:
+                        settings, known: list[tuple[str, str]], crossfit=None, judged=None) -> None:
     """The bi-encoder on answer-aware mined labels; the held-out check orders each held-out
     question's own candidates, as for --candidates. With ``crossfit`` (``mining.CrossFit``) its
-    fold is left out first. The keys of the questions trained on go to trained_questions.txt
-    beside the model, so evaluations can audit what the model saw."""
+    fold is left out first. With ``judged`` (judgements, rule, margin) only the questions the reader
+    judged are kept and their labels must agree with its feedback. The keys of the questions
+    trained on go to trained_questions.txt beside the model, so evaluations can audit what it saw."""
     from medground.train.biencoder import rank_candidates, train_biencoder
-    from medground.train.mining import crossfit_training, load_mined, mined_label_counts, mined_triplets, question_key
+    from medground.train.mining import (
+        crossfit_training,
+        load_mined,
+        mined_label_counts,
+        mined_triplets,
+        question_key,
+        reader_labels,
+    )
+
+    reader_label = None
+    judged_info = None
+    if judged is not None:
+        judgements, rule, margin = judged
+        reader_label = reader_labels(judgements, rule, margin)
+        judged_info = {"rule": rule, "margin": margin, "judged_questions": len({j.query for j in judgements})}
 
     def train(side: list) -> object:
-        triplets = mined_triplets(side, max_positives)
+        triplets = mined_triplets(side, max_positives, reader_label)
         if not triplets:
             raise ValueError(f"no training triplets: none of the {len(side)} training questions has an answer-stating "
                              "passage (own or mined) and a stored passage not stating it")
@@ -256,6 +327,9 @@ def _fine_tune_on_mined(mined_files: list[Path], out: Path, holdout: float, seed
         return report
 
     items = [it for f in mined_files for it in load_mined(f)]
+    if judged is not None:
+        asked = {j.query for j in judged[0]}
+        items = [it for it in items if it.question.question in asked]
     crossfit_info = None
     if crossfit is not None:
         items, crossfit_info = crossfit_training(items, crossfit)
@@ -264,8 +338,10 @@ def _fine_tune_on_mined(mined_files: list[Path], out: Path, holdout: float, seed
                      check=lambda side: {"base": rank_candidates([(it.question, it.passages) for it in side],
                                                                  settings.base_model),
                                          "fine_tuned": rank_candidates([(it.question, it.passages) for it in side], out)},
-                     describe=lambda tr, te: {"rule": "answer (mined)", "max_positives": max_positives,
+                     describe=lambda tr, te: {"rule": "answer (mined)" + (" + reader feedback" if judged else ""),
+                                              "max_positives": max_positives,
                                               "files": [str(f) for f in mined_files],
+                                              **({"reader_feedback": judged_info} if judged_info else {}),
                                               **({"crossfit": crossfit_info} if crossfit_info else {}),
                                               "labels": {"train": mined_label_counts(tr),
                                                          "heldout": mined_label_counts(te)}})

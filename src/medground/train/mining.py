@@ -16,7 +16,7 @@ Rows are the candidates format plus a ``mined`` list, so ``load_candidates`` sti
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -85,18 +85,70 @@ def mined_positives(item: MinedItem, max_positives: int) -> list[Passage]:
     return out[:max_positives]
 
 
-def mined_triplets(items: Sequence[MinedItem], max_positives: int = 2) -> list[tuple[str, str, str]]:
+ReaderLabel = Callable[[Question, Passage], "int | None"]  # 1 helped, 0 did not, None not judged
+
+
+def mined_triplets(items: Sequence[MinedItem], max_positives: int = 2,
+                   reader_label: ReaderLabel | None = None) -> list[tuple[str, str, str]]:
     """(question, answer-stating passage, the question's highest-ranked passage not stating it),
-    one hard negative per positive, in rank order."""
+    one hard negative per positive, in rank order. With ``reader_label`` (the reader's feedback
+    on ``judged_passages``) a positive must also have helped the reader, and a negative must
+    have been judged and not helped: the answer-stating labels verified by the LLM itself."""
     out = []
     for item in items:
         labels = answer_labels(item.question, item.passages)
         if labels is None:
             continue
         negatives = [p for p, y in zip(item.passages, labels) if y == 0]
-        for pos, neg in zip(mined_positives(item, max_positives), negatives):
+        positives = mined_positives(item, max_positives)
+        if reader_label is not None:
+            negatives = [p for p in negatives[:len(positives)] if reader_label(item.question, p) == 0]
+            positives = [p for p in positives if reader_label(item.question, p) == 1]
+        for pos, neg in zip(positives, negatives):
             out.append((item.question.question, pos.chunk.text, neg.chunk.text))
     return out
+
+
+def judged_passages(item: MinedItem, max_positives: int = 2) -> list[Passage]:
+    """What the reader judges for a mined item: the answer-stating positives ``mined_triplets``
+    would use, then as many of the question's highest-ranked passages not stating the answer
+    (the triplets' hard negatives); [] when the item yields no triplet."""
+    labels = answer_labels(item.question, item.passages)
+    if labels is None:
+        return []
+    negatives = [p for p, y in zip(item.passages, labels) if y == 0]
+    positives = mined_positives(item, max_positives)
+    n = min(len(positives), len(negatives))
+    return positives[:n] + negatives[:n]
+
+
+class MinedJudgeSource:
+    """Each mined item's ``judged_passages``, served by question text: the PassageSource
+    ``feedback.collect`` judges from, so the reader's feedback on mined labels is collected,
+    resumed and stored like any other feedback (one JSONL line per question)."""
+
+    def __init__(self, items: Sequence[MinedItem], max_positives: int = 2):
+        self._by_text: dict[str, list[Passage]] = {}
+        self.questions: list[Question] = []
+        for item in items:
+            passages = judged_passages(item, max_positives)
+            if passages and item.question.question not in self._by_text:
+                self._by_text[item.question.question] = passages
+                self.questions.append(item.question)
+
+    def retrieve(self, queries: str, k: int | None = None) -> list[Passage]:
+        try:
+            passages = self._by_text[queries]
+        except KeyError:
+            raise KeyError(f"no mined item for question {queries[:80]!r}") from None
+        return passages[:k]
+
+
+def reader_labels(judgements: Iterable, rule: str = "gain", margin: float = 0.1) -> ReaderLabel:
+    """``mined_triplets``' ``reader_label`` from feedback judgements (``feedback.Judgement``), looked
+    up by question text and chunk id (qids repeat across sets); a parse failure counts as not judged."""
+    table = {(j.query, j.chunk_id): j.label(rule, margin) for j in judgements if not j.parse_failure}
+    return lambda question, passage: table.get((question.question, passage.chunk.chunk_id))
 
 
 def mined_label_counts(items: Sequence[MinedItem]) -> dict[str, int]:
