@@ -118,3 +118,11 @@ def test_pipeline_is_a_shipped_name_or_a_path_everywhere(tmp_path):
     from medground.serve.api import ServeSettings
 
     assert ServeSettings().pipelines["rag"] == resolve_pipeline("rag")
+
+
+def test_only_with_a_trailing_dollar_matches_the_name_end():
+    grid = str(REPO / "configs/sweeps/grounding.yaml")
+    names = lambda only: [r["name"] for r in json.loads(runner.invoke(app, ["sweep", grid, "--dry-run", "--json",
+                                                                           "--only", only]).output)]
+    assert names("mmlu/llm=qwen2.5-coder-1.5b,config=rag-focus$") == ["mirage/mmlu/llm=qwen2.5-coder-1.5b,config=rag-focus"]
+    assert len(names("mmlu/llm=qwen2.5-coder-1.5b,config=rag-focus")) == 3  # substring: -tuned and -mined too

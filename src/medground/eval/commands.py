@@ -158,12 +158,22 @@ def eval_cmd(
     _emit(result, as_json)
 
 
+def run_filter(only: str | None):
+    """``--only``: a run name contains the text, or, with a trailing ``$``, ends with it."""
+    if not only:
+        return None
+    if only.endswith("$"):
+        return lambda name: name.endswith(only[:-1])
+    return lambda name: only in name
+
+
 @sweep_app.command("sweep")
 @app.command("sweep")
 def sweep_cmd(
     grid: Path = typer.Argument(..., help="Sweep YAML (see configs/sweeps/study.yaml)."),
     runs_dir: Path = typer.Option(None, help="Where runs are written (default $MEDGROUND_HOME/runs)."),
-    only: str = typer.Option(None, help="Only runs whose name contains this text."),
+    only: str = typer.Option(None, help="Only runs whose name contains this text; a trailing $ anchors it at the "
+                                        "name's end (config=rag-focus$ is not config=rag-focus-mined)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="List the runs and exit."),
     factory: str = typer.Option(None, help="Pipeline factory module:function."),
     retry_errors: bool = typer.Option(False, help="Re-run questions whose record is an error."),
@@ -177,7 +187,8 @@ def sweep_cmd(
         settings = load_sweep(grid)
         if concurrency is not None:
             settings = settings.model_copy(update={"concurrency": concurrency})
-        runs = [r for r in expand(settings) if not only or only in r.name]
+        selected = run_filter(only)
+        runs = [r for r in expand(settings) if selected is None or selected(r.name)]
         if dry_run:
             rows = [{"run_id": r.run_id, "name": r.name, "axes": r.axes} for r in runs]
             if as_json:
@@ -190,7 +201,7 @@ def sweep_cmd(
         make = resolve_factory(factory)
         with _executor(ray, ray_workers, settings.concurrency) as executor:
             result = run_sweep(settings, make, _runs_dir(runs_dir), retry_errors=retry_errors, progress=not as_json,
-                               only=(lambda r: only in r.name) if only else None, executor=executor)
+                               only=(lambda r: selected(r.name)) if selected else None, executor=executor)
     except (ConfigError, FactoryMissingError, KeyError, ValueError, FileNotFoundError, RunLockedError,
             RayUnavailableError) as exc:
         _fail(_why(exc), as_json)
