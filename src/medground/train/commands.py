@@ -177,12 +177,13 @@ def reranker(
 ) -> None:
     """Fine-tune a cross-encoder on the feedback and compare it with first-stage order on held-out questions."""
     from medground.train.feedback import training_pairs
+    from medground.train.flows import fine_tune
     from medground.train.reranker import RerankerTrainSettings, evaluate, train_reranker
 
-    _fine_tune(feedback_files, out, rule, margin, holdout, seed, answers=answers,
-               train=lambda js: train_reranker(training_pairs(js, rule, margin, max_negatives=max_negatives), out,
-                                                RerankerTrainSettings(base_model=base_model, epochs=epochs, seed=seed)),
-               check=lambda js: evaluate(js, out, rule=rule, margin=margin))
+    fine_tune(feedback_files, out, rule, margin, holdout, seed, answers=answers,
+              train=lambda js: train_reranker(training_pairs(js, rule, margin, max_negatives=max_negatives), out,
+                                              RerankerTrainSettings(base_model=base_model, epochs=epochs, seed=seed)),
+              check=lambda js: evaluate(js, out, rule=rule, margin=margin))
 
 
 @app.command()
@@ -232,6 +233,7 @@ def biencoder(
         rank_judged,
         train_biencoder,
     )
+    from medground.train.flows import fine_tune, fine_tune_on_answers, fine_tune_on_mined
 
     if sum(map(bool, (feedback_files, candidates_files, mined_files))) != 1:
         raise typer.BadParameter("give one of --feedback, --candidates or --mined", param_hint="--feedback")
@@ -246,7 +248,7 @@ def biencoder(
     settings = BiEncoderTrainSettings(base_model=base_model, epochs=epochs, batch_size=batch_size,
                                       learning_rate=lr, threads=threads, seed=seed)
     if candidates_files:
-        _fine_tune_on_answers(candidates_files, out, holdout, seed, max_positives, settings, known)
+        fine_tune_on_answers(candidates_files, out, holdout, seed, max_positives, settings, known)
         return
     if mined_files:
         from medground.train.mining import CrossFit
@@ -261,137 +263,12 @@ def biencoder(
             from medground.train.feedback import load_feedback
 
             judged = ([j for f in judged_files for j in load_feedback(f)], rule, margin)
-        _fine_tune_on_mined(mined_files, out, holdout, seed, max_positives, settings, known, crossfit, judged)
+        fine_tune_on_mined(mined_files, out, holdout, seed, max_positives, settings, known, crossfit, judged)
         return
-    _fine_tune(feedback_files, out, rule, margin, holdout, seed, answers=answers,
-               train=lambda js: train_biencoder(feedback_triplets(js, rule, margin), out, settings, known_items=known),
-               check=lambda js: {"base": rank_judged(js, base_model, rule=rule, margin=margin),
-                                 "fine_tuned": rank_judged(js, out, rule=rule, margin=margin)})
-
-
-def _fine_tune_on_answers(candidates_files: list[Path], out: Path, holdout: float, seed: int, max_positives: int,
-                          settings, known: list[tuple[str, str]]) -> None:
-    """The bi-encoder on answer-containment labels from stored candidates, through the same
-    split / train / check flow as the feedback labels."""
-    from medground.train.biencoder import answer_label_counts, answer_triplets, rank_candidates, train_biencoder
-    from medground.train.feedback import load_candidates
-
-    def train(side: list) -> object:
-        triplets = answer_triplets(side, max_positives)
-        if not triplets:
-            raise ValueError(f"no training triplets: none of the {len(side)} training questions has a stored passage "
-                             "stating its gold option's text and one not stating it (store more passages per "
-                             "question with `train candidates --passages`)")
-        return train_biencoder(triplets, out, settings, known_items=known)
-
-    items = [it for f in candidates_files for it in load_candidates(f)]
-    _train_and_check(items, lambda it: it[0].qid, out, holdout, seed, train=train,
-                     check=lambda side: {"base": rank_candidates(side, settings.base_model),
-                                         "fine_tuned": rank_candidates(side, out)},
-                     describe=lambda tr, te: {"rule": "answer", "max_positives": max_positives,
-                                              "labels": {"train": answer_label_counts(tr),
-                                                         "heldout": answer_label_counts(te)}})
-
-
-def _fine_tune_on_mined(mined_files: list[Path], out: Path, holdout: float, seed: int, max_positives: int,
-                        settings, known: list[tuple[str, str]], crossfit=None, judged=None) -> None:
-    """The bi-encoder on answer-aware mined labels; the held-out check orders each held-out
-    question's own candidates, as for --candidates. With ``crossfit`` (``mining.CrossFit``) its
-    fold is left out first. With ``judged`` (judgements, rule, margin) only the questions the reader
-    judged are kept and their labels must agree with its feedback. The keys of the questions
-    trained on go to trained_questions.txt beside the model, so evaluations can audit what it saw."""
-    from medground.train.biencoder import rank_candidates, train_biencoder
-    from medground.train.mining import (
-        crossfit_training,
-        load_mined,
-        mined_label_counts,
-        mined_triplets,
-        question_key,
-        reader_labels,
-    )
-
-    reader_label = None
-    judged_info = None
-    if judged is not None:
-        judgements, rule, margin = judged
-        reader_label = reader_labels(judgements, rule, margin)
-        judged_info = {"rule": rule, "margin": margin, "judged_questions": len({j.query for j in judgements})}
-
-    def train(side: list) -> object:
-        triplets = mined_triplets(side, max_positives, reader_label)
-        if not triplets:
-            raise ValueError(f"no training triplets: none of the {len(side)} training questions has an answer-stating "
-                             "passage (own or mined) and a stored passage not stating it")
-        report = train_biencoder(triplets, out, settings, known_items=known)
-        (out / "trained_questions.txt").write_text("".join(f"{question_key(it.question)}\n" for it in side))
-        return report
-
-    items = [it for f in mined_files for it in load_mined(f)]
-    if judged is not None:
-        asked = {j.query for j in judged[0]}
-        items = [it for it in items if it.question.question in asked]
-    crossfit_info = None
-    if crossfit is not None:
-        items, crossfit_info = crossfit_training(items, crossfit)
-        typer.echo(json.dumps({"crossfit": crossfit_info}), err=True)
-    _train_and_check(items, lambda it: question_key(it.question), out, holdout, seed, train=train,
-                     check=lambda side: {"base": rank_candidates([(it.question, it.passages) for it in side],
-                                                                 settings.base_model),
-                                         "fine_tuned": rank_candidates([(it.question, it.passages) for it in side], out)},
-                     describe=lambda tr, te: {"rule": "answer (mined)" + (" + reader feedback" if judged else ""),
-                                              "max_positives": max_positives,
-                                              "files": [str(f) for f in mined_files],
-                                              **({"reader_feedback": judged_info} if judged_info else {}),
-                                              **({"crossfit": crossfit_info} if crossfit_info else {}),
-                                              "labels": {"train": mined_label_counts(tr),
-                                                         "heldout": mined_label_counts(te)}})
-
-
-def _fine_tune(feedback_files: list[Path], out: Path, rule: str, margin: float, holdout: float, seed: int, *,
-               train, check, answers: str | None = None) -> None:
-    """What both fine-tuning commands do: load the feedback (marking the passages that state the
-    gold answer, if ``answers`` names the dataset), split it by question (stable), train on one
-    side, check on the other, and write heldout_eval.json beside the model."""
-    from medground.train.feedback import gold_answers, load_feedback, mark_answers
-
-    if rule not in {"flip", "gain", "verified"}:
-        raise typer.BadParameter("expected flip, gain or verified", param_hint="--rule")
-    if rule == "verified" and not answers:
-        raise typer.BadParameter("rule verified needs --answers DATASET (the feedback's question set)",
-                                 param_hint="--answers")
-    judgements = [j for f in feedback_files for j in load_feedback(f)]
-    if answers:
-        try:
-            judgements = mark_answers(judgements, gold_answers(answers))
-        except (ValueError, KeyError) as exc:
-            typer.echo(f"error: --answers {answers}: {exc}", err=True)
-            raise typer.Exit(2) from None
-    _train_and_check(judgements, lambda j: j.qid, out, holdout, seed, train=train, check=check,
-                     describe=lambda tr, te: {"rule": rule, "margin": margin, "answers": answers,
-                                              "heldout_questions": len({j.qid for j in te})})
-
-
-def _train_and_check(items: list, qid_of, out: Path, holdout: float, seed: int, *, train, check, describe) -> None:
-    """Split the labelled items by question (stable), train on one side, check on the other, and
-    write heldout_eval.json beside the model; a ValueError from training is a clean exit 2."""
-    from medground.train.feedback import heldout
-
-    train_side = [x for x in items if not heldout(qid_of(x), holdout, seed)]
-    test_side = [x for x in items if heldout(qid_of(x), holdout, seed)]
-    try:
-        report = train(train_side)
-    except ValueError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
-    result: dict = {"train": asdict(report), "split": {"holdout": holdout, "seed": seed},
-                    **describe(train_side, test_side)}
-    if test_side:
-        try:
-            result["heldout"] = check(test_side)
-        except ValueError as exc:
-            result["heldout"] = {"error": str(exc)}
-    (out / "heldout_eval.json").write_text(json.dumps(result, indent=2) + "\n")
-    typer.echo(json.dumps(result, indent=2))
+    fine_tune(feedback_files, out, rule, margin, holdout, seed, answers=answers,
+              train=lambda js: train_biencoder(feedback_triplets(js, rule, margin), out, settings, known_items=known),
+              check=lambda js: {"base": rank_judged(js, base_model, rule=rule, margin=margin),
+                                "fine_tuned": rank_judged(js, out, rule=rule, margin=margin)})
 
 
 @app.command("toolcall-data")
