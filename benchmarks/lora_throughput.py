@@ -70,7 +70,7 @@ def main() -> None:
         if args.device == "cuda":
             torch.cuda.reset_peak_memory_stats()
 
-        def step():
+        def step(model=model, opt=opt):  # bound now: both are deleted after each architecture
             pick = lengths[rng.integers(0, len(lengths), size=args.batch_size)]
             width = int(pick[:, 0].max())
             ids = torch.randint(0, vocab, (len(pick), width))

@@ -173,3 +173,40 @@ def test_an_answer_whose_first_claim_is_unsupported_is_quoted_not_left_as_its_ju
     assert ans.metadata["extractive"] and "first claim" in ans.metadata["quote_reason"]
     assert ans.metadata["dropped_sentences"] == ["The electrolyte to monitor is potassium."]
     assert "potassium" not in ans.text and ans.text.endswith("[1]")
+
+
+def test_a_restatement_of_the_evidence_after_the_answer_is_cut_to_its_citation():
+    from medground.pipelines.support import drop_restatements, fold_citations
+
+    answer = ["Botulinum toxin blocks the release of acetylcholine.",
+              "This is supported by passage [2], which states that tetanus toxin binds to interneurons."]
+    kept, cut = drop_restatements(answer)
+    assert fold_citations(kept) == ["Botulinum toxin blocks the release of acetylcholine [2]."]
+    assert cut == ["which states that tetanus toxin binds to interneurons."]
+    assert fold_citations(drop_restatements(["It is epinephrine [3].", "Passage [3] states that 0.3 mg is given."])[0]) \
+        == ["It is epinephrine [3]."]
+    # a lead-in to a claim is no restatement; nor is anything before the answer's first claim
+    lead = ["According to passage [3], the nurse should avoid potassium salt substitutes."]
+    assert drop_restatements(lead) == (lead, [])
+    first = ["This is supported by passage [2], which states that Y is Z.", "Y is Z [1]."]
+    assert drop_restatements(first) == (first, [])
+    # a sentence that says something of its own keeps its clause
+    warning = ["X is Z [1].", "It is not recommended in pregnancy [2], which matters."]
+    assert drop_restatements(warning) == (warning, [])
+
+
+def test_checked_answer_loses_its_restatement_and_keeps_its_citation():
+    from medground.pipelines.base import Tally, free_text_answer
+
+    numbers = {"0": math.log(0.05), "1": math.log(0.95)}
+    cite = Citation(number=1, chunk_id="c1", book="Microbiology", chapter="Toxins", section="Clostridia",
+                    title="Clostridia", text="Botulinum toxin blocks the release of acetylcholine, causing flaccid "
+                                             "paralysis. Tetanus toxin blocks glycine release.", score=1.0)
+    llm = ScriptedLLM(lambda u, k: "Botulinum toxin blocks the release of acetylcholine. This is supported by passage "
+                                   "[1], which states that tetanus toxin blocks glycine release.",
+                      letter_logprobs=numbers)
+    q = Question(qid="b", dataset="unit", question="Which neurotransmitter does botulinum toxin block?")
+    ans = free_text_answer(llm, q, Evidence(citations=[cite], token_count=20, budget=0),
+                           ReaderSettings(freetext_answer="checked"), Tally())
+    assert ans.text == "Botulinum toxin blocks the release of acetylcholine [1]."
+    assert ans.metadata["restatements_cut"] == ["which states that tetanus toxin blocks glycine release."]

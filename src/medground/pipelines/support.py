@@ -173,6 +173,35 @@ def fold_citations(sentences: Sequence[str]) -> list[str]:
     return out
 
 
+# Where a citing head ("This is supported by passage [2]", "Passage [1] states") hands over to the
+# restated evidence.
+_RESTATES = re.compile(r",?\s+(?:which|that)\b|:\s")
+
+
+def drop_restatements(sentences: Sequence[str], *, exclude: Sequence[str] = ()) -> tuple[list[str], list[str]]:
+    """(the sentences with each restatement of evidence cut to its citing head, what was cut).
+
+    After the answer's first claim, "This is supported by passage [2], which states that …" says
+    again what the cited passage says (the reader shows the passage itself), and the small model's
+    restatement is where it wanders: it quotes a neighbouring passage about another toxin, or names
+    the other options. The head ("This is supported by passage [2].") stays, so ``fold_citations``
+    gives its citation to the claim before it."""
+    out: list[str] = []
+    cut: list[str] = []
+    claimed = False
+    for sentence in sentences:
+        m = _RESTATES.search(sentence)
+        head = sentence[:m.start()].rstrip(" ,") if m else ""
+        words = re.findall(r"[a-z]+", _CITATION.sub(" ", head).lower())
+        if claimed and m and _CITATION.search(head) and all(w in _CITING_WORDS for w in words):
+            out.append(f"{head}.")
+            cut.append(sentence[m.start():].lstrip(" ,:"))
+            continue
+        claimed = claimed or makes_claim(sentence, exclude=exclude)
+        out.append(sentence)
+    return out, cut
+
+
 def makes_claim(sentence: str, *, exclude: Sequence[str] = ()) -> bool:
     """The sentence has a content term left once the question's and framing words are ignored."""
     return bool(split_supported(sentence, "", exclude=exclude)[1])
