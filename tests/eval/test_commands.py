@@ -126,3 +126,14 @@ def test_only_with_a_trailing_dollar_matches_the_name_end():
                                                                            "--only", only]).output)]
     assert names("mmlu/llm=qwen2.5-coder-1.5b,config=rag-focus$") == ["mirage/mmlu/llm=qwen2.5-coder-1.5b,config=rag-focus"]
     assert len(names("mmlu/llm=qwen2.5-coder-1.5b,config=rag-focus")) == 3  # substring: -tuned and -mined too
+
+
+def test_only_anchors_at_an_axis_value_and_matching_nothing_is_an_error():
+    grid = str(REPO / "configs/sweeps/study.yaml")
+    listed = json.loads(runner.invoke(app, ["sweep", grid, "--dry-run", "--json"]).output)
+    name = listed[0]["name"]
+    middle = name.split(",")[0]  # an axis in the middle of the name, anchored
+    res = runner.invoke(app, ["sweep", grid, "--dry-run", "--json", "--only", middle + "$"])
+    assert res.exit_code == 0 and name in [r["name"] for r in json.loads(res.output)]
+    none = runner.invoke(app, ["sweep", grid, "--dry-run", "--json", "--only", "no-such-run"])
+    assert none.exit_code != 0 and "--only" in none.output

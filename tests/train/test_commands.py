@@ -118,3 +118,13 @@ def test_judge_mined_refuses_question_ids_that_repeat_across_sets(tmp_path):
                             for r in rows[:1] for ds in ("medqa", "mmlu")))
     result = CliRunner().invoke(app, ["judge-mined", "--mined", str(path), "--out", str(tmp_path / "j.jsonl")])
     assert result.exit_code == 2 and "own --out file" in result.output
+
+
+def test_judge_mined_refuses_an_out_file_holding_the_same_id_for_another_question(tmp_path):
+    out = _feedback(tmp_path, True)  # q0 … q5 judged as "Question n?"
+    rows = [json.loads(line) | {"mined": [], "question": f"Another {n}?"}
+            for n, line in enumerate(_candidates(tmp_path, True).read_text().splitlines())]
+    path = tmp_path / "mined.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    result = CliRunner().invoke(app, ["judge-mined", "--mined", str(path), "--out", str(out)])
+    assert result.exit_code == 2 and "another question" in result.output

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import re
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, ContextManager
@@ -159,11 +160,13 @@ def eval_cmd(
 
 
 def run_filter(only: str | None):
-    """``--only``: a run name contains the text, or, with a trailing ``$``, ends with it."""
+    """``--only``: a run name contains the text; with a trailing ``$`` the text must end at an axis
+    value's end (before "," or the name's end): ``config=rag-focus$`` is not ``config=rag-focus-mined``."""
     if not only:
         return None
-    if only.endswith("$"):
-        return lambda name: name.endswith(only[:-1])
+    if only.endswith("$") and only != "$":
+        pattern = re.compile(re.escape(only[:-1]) + r"(?=,|$)")
+        return lambda name: pattern.search(name) is not None
     return lambda name: only in name
 
 
@@ -189,6 +192,8 @@ def sweep_cmd(
             settings = settings.model_copy(update={"concurrency": concurrency})
         selected = run_filter(only)
         runs = [r for r in expand(settings) if selected is None or selected(r.name)]
+        if not runs:
+            raise ValueError(f"no run of {grid} matches --only {only!r} (`--dry-run` without --only lists them)")
         if dry_run:
             rows = [{"run_id": r.run_id, "name": r.name, "axes": r.axes} for r in runs]
             if as_json:

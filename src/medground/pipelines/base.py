@@ -284,7 +284,8 @@ def free_text_answer(llm: LLM, question: Question, evidence: Evidence, settings:
             # its answer is gone: what is left only restates the evidence ("passage [2] states
             # that …"), which would read as an answer that never names what was asked
             return quoted("the generated answer's first claim is not supported by the passages it cites")
-        kept, restated = sup.drop_restatements(kept, exclude=[q])
+        kept, restated = sup.drop_restatements(kept, question=q, passages={c.number: f"{c.label} {c.text}"
+                                                                            for c in cited})
         if restated:
             meta["restatements_cut"] = restated
         text = " ".join(sup.fold_citations(kept))

@@ -151,7 +151,8 @@ def first_claim(answer: str, *, exclude: Sequence[str] = ()) -> str | None:
 
 # All a citation-only sentence may say ("This is supported by passage [3].", "See [2].").
 _CITING_WORDS = frozenset("this that it is are was as see also supported support supports shown stated states "
-                          "according to by in the a passage passages source sources evidence based on and".split())
+                          "according to by in the a passage passages source sources evidence based on and "
+                          "confirm confirmed confirms".split())
 
 
 def fold_citations(sentences: Sequence[str]) -> list[str]:
@@ -166,38 +167,62 @@ def fold_citations(sentences: Sequence[str]) -> list[str]:
             head = out[-1].rstrip()
             stop = head[-1] if head and head[-1] in ".!?" else ""
             head = head[: len(head) - len(stop)].rstrip()
-            new = [c for c in cites if c not in head]
-            out[-1] = head + "".join(f" {c}" for c in new) + (stop or ".")
+            have = set(_numbers(_CITATION.findall(head)))
+            new = [n for n in dict.fromkeys(_numbers(cites)) if n not in have]  # by number: [1] ~ [1, 2]
+            out[-1] = head + "".join(f" [{n}]" for n in new) + (stop or ".")
             continue
         out.append(sentence)
     return out
 
 
-# Where a citing head ("This is supported by passage [2]", "Passage [1] states") hands over to the
-# restated evidence.
-_RESTATES = re.compile(r",?\s+(?:which|that)\b|:\s")
+# A justification that hands over to restated evidence: "This is supported by passage [2], which
+# states that …". Only a head that says *supported* / *confirmed* counts: "Passage [2] states that
+# …" as often brings a new fact ("… that it must not be given intravenously in children").
+_RESTATES = re.compile(r",?\s+(?:which|where)\b|,?\s+that\s(?=\w+\s)|:\s")
+_JUSTIFYING = frozenset("support supported supports confirm confirmed confirms".split())
 
 
-def drop_restatements(sentences: Sequence[str], *, exclude: Sequence[str] = ()) -> tuple[list[str], list[str]]:
+def _numbers(citations: Iterable[str]) -> list[int]:
+    return [int(n) for c in citations for n in re.findall(r"\d+", c)]
+
+
+def drop_restatements(sentences: Sequence[str], *, question: str = "",
+                      passages: dict[int, str] | None = None) -> tuple[list[str], list[str]]:
     """(the sentences with each restatement of evidence cut to its citing head, what was cut).
 
     After the answer's first claim, "This is supported by passage [2], which states that …" says
     again what the cited passage says (the reader shows the passage itself), and the small model's
-    restatement is where it wanders: it quotes a neighbouring passage about another toxin, or names
-    the other options. The head ("This is supported by passage [2].") stays, so ``fold_citations``
-    gives its citation to the claim before it."""
+    restatement is where it wanders: it restated a tetanus passage for a botulinum question and
+    named glycine, another option. Cut only when the restated clause names no word of
+    ``question`` that the answer so far lacks (else it may be the answer itself). The head's
+    citation then folds into the claim (``fold_citations``), but only a passage of ``passages``
+    (number -> heading and text, as the reader saw it) that supports that claim: a wandering
+    restatement's passage is not the claim's evidence."""
+    from medground.retrieve.compress import _tokenizer
+
+    tok = _tokenizer()
+    asked = {t for t in tok.tokenize(question)} - _asking_stems()
     out: list[str] = []
     cut: list[str] = []
-    claimed = False
+    claim = None  # the last claim-making sentence kept
     for sentence in sentences:
         m = _RESTATES.search(sentence)
         head = sentence[:m.start()].rstrip(" ,") if m else ""
         words = re.findall(r"[a-z]+", _CITATION.sub(" ", head).lower())
-        if claimed and m and _CITATION.search(head) and all(w in _CITING_WORDS for w in words):
-            out.append(f"{head}.")
-            cut.append(sentence[m.start():].lstrip(" ,:"))
-            continue
-        claimed = claimed or makes_claim(sentence, exclude=exclude)
+        if claim is not None and m and head.endswith("]") and _JUSTIFYING & set(words) \
+                and all(w in _CITING_WORDS for w in words):
+            clause = sentence[m.start():].lstrip(" ,:")
+            said = set(tok.tokenize(" ".join(out)))
+            if not (asked & set(tok.tokenize(clause))) - said:
+                cut.append(clause)
+                numbers = _numbers(_CITATION.findall(head))
+                keep = [n for n in numbers if passages is None or
+                        (n in passages and not split_supported(claim, passages[n], exclude=[question])[1])]
+                if keep:
+                    out.append("This is supported by " + "".join(f"[{n}]" for n in keep) + ".")
+                continue
+        if makes_claim(sentence, exclude=[question] if question else ()):
+            claim = sentence
         out.append(sentence)
     return out, cut
 

@@ -137,7 +137,7 @@ def judge_mined(
 
     from medground.pipelines.config import load_pipeline_config
     from medground.pipelines.factory import shared_llm
-    from medground.train.feedback import FeedbackSettings, collect
+    from medground.train.feedback import FeedbackSettings, collect, load_feedback
     from medground.train.mining import MinedJudgeSource, load_mined
 
     items = [it for f in mined_files for it in load_mined(f)]
@@ -148,6 +148,11 @@ def judge_mined(
         if seen.setdefault(q.qid, q.dataset) != q.dataset:
             raise typer.BadParameter(f"question id {q.qid!r} is in both {seen[q.qid]} and {q.dataset}: judge each "
                                      "set into its own --out file", param_hint="--mined")
+    asked_before = {j.qid: j.query for j in load_feedback(out)} if out.is_file() else {}
+    for q in questions:
+        if asked_before.get(q.qid, q.question) != q.question:
+            raise typer.BadParameter(f"{out} already holds question id {q.qid!r} for another question: judge each "
+                                     "set into its own --out file", param_hint="--out")
     random.Random(seed).shuffle(questions)
     if limit:
         questions = questions[:limit]
@@ -220,9 +225,9 @@ def biencoder(
                                             help="The sets split into folds (repeat)."),
     judged_files: Optional[list[Path]] = typer.Option(
         None, "--judged", exists=True, dir_okay=False,
-        help="--mined only: the reader's feedback from `train judge-mined` (repeat). A positive must also have "
-             "helped the reader (--rule gain / flip, --margin) and a negative must not; unjudged questions are "
-             "left out."),
+        help="--mined only: the reader's feedback from `train judge-mined` (repeat; the same --max-positives). "
+             "A positive must also have helped the reader (--rule gain / flip, --margin) and a negative must not; "
+             "questions not judged are not trained on (the held-out check is unchanged)."),
 ) -> None:
     """Fine-tune the dense retriever's bi-encoder on LLM feedback (MultipleNegativesRanking, hard negatives)."""
     from medground.paths import data_root

@@ -54,24 +54,27 @@ def fine_tune_on_mined(mined_files: list[Path], out: Path, holdout: float, seed:
 
     reader_label = None
     judged_info = None
+    asked: set[str] | None = None
     if judged is not None:
         judgements, rule, margin = judged
         reader_label = reader_labels(judgements, rule, margin)
-        judged_info = {"rule": rule, "margin": margin, "judged_questions": len({j.query for j in judgements})}
+        asked = {j.query for j in judgements}
+        judged_info = {"rule": rule, "margin": margin}
 
     def train(side: list) -> object:
+        if asked is not None:  # only the questions the reader judged (the held-out check keeps them all)
+            side = [it for it in side if it.question.question in asked]
+            judged_info["judged_training_questions"] = len(side)
         triplets = mined_triplets(side, max_positives, reader_label)
         if not triplets:
             raise ValueError(f"no training triplets: none of the {len(side)} training questions has an answer-stating "
-                             "passage (own or mined) and a stored passage not stating it")
+                             "passage (own or mined) and a stored passage not stating it"
+                             + (", both judged as such by the reader (--judged)" if asked is not None else ""))
         report = train_biencoder(triplets, out, settings, known_items=known)
         (out / "trained_questions.txt").write_text("".join(f"{question_key(it.question)}\n" for it in side))
         return report
 
     items = [it for f in mined_files for it in load_mined(f)]
-    if judged is not None:
-        asked = {j.query for j in judged[0]}
-        items = [it for it in items if it.question.question in asked]
     crossfit_info = None
     if crossfit is not None:
         items, crossfit_info = crossfit_training(items, crossfit)
