@@ -248,3 +248,13 @@ def test_checked_answer_loses_its_restatement_and_keeps_its_citation():
                            ReaderSettings(freetext_answer="checked"), Tally())
     assert ans.text == "Botulinum toxin blocks the release of acetylcholine [1]."
     assert ans.metadata["restatements_cut"] == ["which states that tetanus toxin blocks glycine release."]
+
+
+def test_the_kind_a_question_asks_for_does_not_keep_a_restatement():
+    from medground.pipelines.support import drop_restatements
+
+    q = "Botulinum toxin blocks release of which neurotransmitter at the neuromuscular junction?"
+    answer = ["Botulinum toxin blocks the release of acetylcholine at the neuromuscular junction.",
+              "This is supported by passage [2], which states that tetanus toxin blocks inhibitory neurotransmitters."]
+    kept, cut = drop_restatements(answer, question=q)
+    assert kept == [answer[0], "This is supported by [2]."] and len(cut) == 1

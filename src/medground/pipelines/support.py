@@ -180,6 +180,7 @@ def fold_citations(sentences: Sequence[str]) -> list[str]:
 # …" as often brings a new fact ("… that it must not be given intravenously in children").
 _RESTATES = re.compile(r",?\s+(?:which|where)\b|,?\s+that\s(?=\w+\s)|:\s")
 _JUSTIFYING = frozenset("support supported supports confirm confirmed confirms".split())
+_ASKED_KIND = re.compile(r"\b(?:which|what)\s+([A-Za-z][\w-]*)", re.IGNORECASE)
 
 
 def _numbers(citations: Iterable[str]) -> list[int]:
@@ -194,14 +195,18 @@ def drop_restatements(sentences: Sequence[str], *, question: str = "",
     again what the cited passage says (the reader shows the passage itself), and the small model's
     restatement is where it wanders: it restated a tetanus passage for a botulinum question and
     named glycine, another option. Cut only when the restated clause names no word of
-    ``question`` that the answer so far lacks (else it may be the answer itself). The head's
+    ``question`` that the answer so far lacks (else it may be the answer itself), the kind asked
+    for aside ("which *neurotransmitter*"). The head's
     citation then folds into the claim (``fold_citations``), but only a passage of ``passages``
     (number -> heading and text, as the reader saw it) that supports that claim: a wandering
     restatement's passage is not the claim's evidence."""
     from medground.retrieve.compress import _tokenizer
 
     tok = _tokenizer()
-    asked = {t for t in tok.tokenize(question)} - _asking_stems()
+    # "which neurotransmitter …?": the asked-for type is named by the question, not by the answer
+    # (acetylcholine), so a restatement naming it is no sign that it carries the answer
+    kinds = {t for m in _ASKED_KIND.finditer(question) for t in tok.tokenize(m.group(1))}
+    asked = set(tok.tokenize(question)) - _asking_stems() - kinds
     out: list[str] = []
     cut: list[str] = []
     claim = None  # the last claim-making sentence kept
