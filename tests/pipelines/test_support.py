@@ -142,37 +142,37 @@ def test_citation_only_sentences_fold_into_the_claim_before_them():
     assert fold_citations(warning) == warning
 
 
-def test_checked_answer_may_rest_on_the_passage_heading_the_reader_saw(tiny_chunks):
+def _checked(generated: str, question: str, chapter: str, section: str, text: str):
+    """The checked free-text answer to ``question`` when the reader writes ``generated`` from one
+    passage (support pass: passage 1 answers)."""
     from medground.pipelines.base import Tally, free_text_answer
 
     numbers = {"0": math.log(0.05), "1": math.log(0.95)}
-    cite = Citation(number=1, chunk_id="c1", book="Pharmacology", chapter="Shock Drugs", section="Epinephrine",
-                    title="Epinephrine", text="For anaphylaxis: 0.3-0.5 mg intramuscularly.", score=1.0)
-    llm = ScriptedLLM(lambda u, k: "The drug for anaphylaxis is epinephrine, which is inhaled. This is supported by passage [1].",
-                      letter_logprobs=numbers)
-    q = Question(qid="a", dataset="unit", question="What is the first-line drug for anaphylaxis?")
-    ans = free_text_answer(llm, q, Evidence(citations=[cite], token_count=20, budget=0),
-                           ReaderSettings(freetext_answer="checked"), Tally())
+    cite = Citation(number=1, chunk_id="c1", book="Pharmacology", chapter=chapter, section=section, title=section,
+                    text=text, score=1.0)
+    llm = ScriptedLLM(lambda u, k: generated, letter_logprobs=numbers)
+    return free_text_answer(llm, Question(qid="q", dataset="unit", question=question),
+                            Evidence(citations=[cite], token_count=20, budget=0),
+                            ReaderSettings(freetext_answer="checked"), Tally())
+
+
+def test_checked_answer_may_rest_on_the_passage_heading_the_reader_saw(tiny_chunks):
+    ans = _checked("The drug for anaphylaxis is epinephrine, which is inhaled. This is supported by passage [1].",
+                   "What is the first-line drug for anaphylaxis?", "Shock Drugs", "Epinephrine",
+                   "For anaphylaxis: 0.3-0.5 mg intramuscularly.")
     assert ans.text == "The drug for anaphylaxis is epinephrine [1]." and "extractive" not in ans.metadata
     assert ans.metadata["dropped_sentences"] == ["which is inhaled."]
 
 
 def test_an_answer_whose_first_claim_is_unsupported_is_quoted_not_left_as_its_justification():
-    from medground.pipelines.base import Tally, free_text_answer
-
-    numbers = {"0": math.log(0.05), "1": math.log(0.95)}
-    cite = Citation(number=1, chunk_id="c1", book="Pharmacology", chapter="Diuretics", section="Loop Diuretics",
-                    title="Loop Diuretics", text="Clients taking furosemide and digoxin must be monitored for "
-                                                 "digoxin toxicity, including bradycardia.", score=1.0)
-    llm = ScriptedLLM(lambda u, k: "The electrolyte to monitor is potassium. Passage [1] states that clients taking "
-                                   "furosemide and digoxin must be monitored for digoxin toxicity.",
-                      letter_logprobs=numbers)
-    q = Question(qid="f", dataset="unit", question="Which electrolyte should be monitored with furosemide?")
-    ans = free_text_answer(llm, q, Evidence(citations=[cite], token_count=20, budget=0),
-                           ReaderSettings(freetext_answer="checked"), Tally())
+    ans = _checked("The electrolyte to monitor is potassium. Passage [1] states that clients taking furosemide and "
+                   "digoxin must be monitored for digoxin toxicity.",
+                   "Which electrolyte should be monitored with furosemide?", "Diuretics", "Loop Diuretics",
+                   "Clients taking furosemide and digoxin must be monitored for digoxin toxicity, including bradycardia.")
     assert ans.metadata["extractive"] and "first claim" in ans.metadata["quote_reason"]
     assert ans.metadata["dropped_sentences"] == ["The electrolyte to monitor is potassium."]
     assert "potassium" not in ans.text and ans.text.endswith("[1]")
+
 
 
 def test_a_restatement_of_the_evidence_after_the_answer_is_cut_to_its_citation():
@@ -234,18 +234,11 @@ def test_folded_citations_are_compared_by_number():
 
 
 def test_checked_answer_loses_its_restatement_and_keeps_its_citation():
-    from medground.pipelines.base import Tally, free_text_answer
-
-    numbers = {"0": math.log(0.05), "1": math.log(0.95)}
-    cite = Citation(number=1, chunk_id="c1", book="Microbiology", chapter="Toxins", section="Clostridia",
-                    title="Clostridia", text="Botulinum toxin blocks the release of acetylcholine, causing flaccid "
-                                             "paralysis. Tetanus toxin blocks glycine release.", score=1.0)
-    llm = ScriptedLLM(lambda u, k: "Botulinum toxin blocks the release of acetylcholine. This is supported by passage "
-                                   "[1], which states that tetanus toxin blocks glycine release.",
-                      letter_logprobs=numbers)
-    q = Question(qid="b", dataset="unit", question="Which neurotransmitter does botulinum toxin block?")
-    ans = free_text_answer(llm, q, Evidence(citations=[cite], token_count=20, budget=0),
-                           ReaderSettings(freetext_answer="checked"), Tally())
+    ans = _checked("Botulinum toxin blocks the release of acetylcholine. This is supported by passage [1], which states "
+                   "that tetanus toxin blocks glycine release.",
+                   "Which neurotransmitter does botulinum toxin block?", "Toxins", "Clostridia",
+                   "Botulinum toxin blocks the release of acetylcholine, causing flaccid paralysis. Tetanus toxin "
+                   "blocks glycine release.")
     assert ans.text == "Botulinum toxin blocks the release of acetylcholine [1]."
     assert ans.metadata["restatements_cut"] == ["which states that tetanus toxin blocks glycine release."]
 
