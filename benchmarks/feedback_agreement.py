@@ -50,7 +50,6 @@ def main() -> None:
 
     pos_gain, neg_gain, pos_flip, neg_flip, pairs, failures = [], [], [], [], [], 0
     closed_right = []
-    seconds_note = None
     for item in items:
         passages = judged_passages(item, args.max_positives)
         n = len(passages) // 2
