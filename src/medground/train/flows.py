@@ -28,11 +28,11 @@ def fine_tune_on_answers(candidates_files: list[Path], out: Path, holdout: float
 
     items = [it for f in candidates_files for it in load_candidates(f)]
     train_and_check(items, lambda it: it[0].qid, out, holdout, seed, train=train,
-                     check=lambda side: {"base": rank_candidates(side, settings.base_model),
-                                         "fine_tuned": rank_candidates(side, out)},
-                     describe=lambda tr, te: {"rule": "answer", "max_positives": max_positives,
-                                              "labels": {"train": answer_label_counts(tr),
-                                                         "heldout": answer_label_counts(te)}})
+                    check=lambda side: {"base": rank_candidates(side, settings.base_model),
+                                        "fine_tuned": rank_candidates(side, out)},
+                    describe=lambda tr, te: {"rule": "answer", "max_positives": max_positives,
+                                             "labels": {"train": answer_label_counts(tr),
+                                                        "heldout": answer_label_counts(te)}})
 
 
 def fine_tune_on_mined(mined_files: list[Path], out: Path, holdout: float, seed: int, max_positives: int,
@@ -80,16 +80,16 @@ def fine_tune_on_mined(mined_files: list[Path], out: Path, holdout: float, seed:
         items, crossfit_info = crossfit_training(items, crossfit)
         typer.echo(json.dumps({"crossfit": crossfit_info}), err=True)
     train_and_check(items, lambda it: question_key(it.question), out, holdout, seed, train=train,
-                     check=lambda side: {"base": rank_candidates([(it.question, it.passages) for it in side],
-                                                                 settings.base_model),
-                                         "fine_tuned": rank_candidates([(it.question, it.passages) for it in side], out)},
-                     describe=lambda tr, te: {"rule": "answer (mined)" + (" + reader feedback" if judged else ""),
-                                              "max_positives": max_positives,
-                                              "files": [str(f) for f in mined_files],
-                                              **({"reader_feedback": judged_info} if judged_info else {}),
-                                              **({"crossfit": crossfit_info} if crossfit_info else {}),
-                                              "labels": {"train": mined_label_counts(tr),
-                                                         "heldout": mined_label_counts(te)}})
+                    check=lambda side: {"base": rank_candidates([(it.question, it.passages) for it in side],
+                                                                settings.base_model),
+                                        "fine_tuned": rank_candidates([(it.question, it.passages) for it in side], out)},
+                    describe=lambda tr, te: {"rule": "answer (mined)" + (" + reader feedback" if judged else ""),
+                                             "max_positives": max_positives,
+                                             "files": [str(f) for f in mined_files],
+                                             **({"reader_feedback": judged_info} if judged_info else {}),
+                                             **({"crossfit": crossfit_info} if crossfit_info else {}),
+                                             "labels": {"train": mined_label_counts(tr),
+                                                        "heldout": mined_label_counts(te)}})
 
 
 def fine_tune(feedback_files: list[Path], out: Path, rule: str, margin: float, holdout: float, seed: int, *,
@@ -112,8 +112,8 @@ def fine_tune(feedback_files: list[Path], out: Path, rule: str, margin: float, h
             typer.echo(f"error: --answers {answers}: {exc}", err=True)
             raise typer.Exit(2) from None
     train_and_check(judgements, lambda j: j.qid, out, holdout, seed, train=train, check=check,
-                     describe=lambda tr, te: {"rule": rule, "margin": margin, "answers": answers,
-                                              "heldout_questions": len({j.qid for j in te})})
+                    describe=lambda tr, te: {"rule": rule, "margin": margin, "answers": answers,
+                                             "heldout_questions": len({j.qid for j in te})})
 
 
 def train_and_check(items: list, qid_of, out: Path, holdout: float, seed: int, *, train, check, describe) -> None:
