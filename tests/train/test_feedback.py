@@ -195,3 +195,16 @@ def test_verified_positives_must_state_the_gold_answer_and_such_passages_are_nev
         js[0].label("verified")  # unmarked
     with pytest.raises(ValueError, match="no gold answer for 1"):
         mark_answers(js, {"other": "x"})
+
+
+def test_a_second_collection_into_the_same_file_is_refused_not_duplicated(tmp_path):
+    import fcntl
+
+    from medground.train.feedback import FeedbackLockedError
+
+    out = tmp_path / "fb.jsonl"
+    with out.open("a") as other:  # another process holds the file
+        fcntl.flock(other.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with pytest.raises(FeedbackLockedError, match="another process"):
+            collect(LetterLLM(), ENGINE, [q("q1")], out, FeedbackSettings(passages=3))
+    assert collect(LetterLLM(), ENGINE, [q("q1")], out, FeedbackSettings(passages=3)).questions == 1

@@ -98,7 +98,7 @@ def feedback(
     """Judge retrieved passages by whether they turn the LLM's wrong answer right."""
     from medground.pipelines.config import load_pipeline_config
     from medground.pipelines.factory import shared_llm
-    from medground.train.feedback import CandidateSet, FeedbackSettings, collect
+    from medground.train.feedback import CandidateSet, FeedbackSettings
 
     cfg = load_pipeline_config(config)
     update = {k: v for k, v in (("model", model), ("backend", backend)) if v}
@@ -115,8 +115,19 @@ def feedback(
         if subset:
             questions = take(questions, subset, seed=seed)
         source = shared_engine(cfg.retrieve)
-    report = collect(shared_llm(llm_settings), source, questions, out, FeedbackSettings(passages=passages), progress=True)
+    report = _collect(shared_llm(llm_settings), source, questions, out, FeedbackSettings(passages=passages))
     typer.echo(json.dumps(asdict(report), indent=2))
+
+
+def _collect(llm, source, questions, out: Path, settings):
+    """``feedback.collect`` with progress; a file another process is writing is a clean exit 2."""
+    from medground.train.feedback import FeedbackLockedError, collect
+
+    try:
+        return collect(llm, source, questions, out, settings, progress=True)
+    except FeedbackLockedError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
 
 
 @app.command("judge-mined")
@@ -137,7 +148,7 @@ def judge_mined(
 
     from medground.pipelines.config import load_pipeline_config
     from medground.pipelines.factory import shared_llm
-    from medground.train.feedback import FeedbackSettings, collect, load_feedback
+    from medground.train.feedback import FeedbackSettings, load_feedback
     from medground.train.mining import MinedJudgeSource, load_mined
 
     items = [it for f in mined_files for it in load_mined(f)]
@@ -161,8 +172,8 @@ def judge_mined(
     llm_settings = cfg.llm.model_copy(update=update) if update else cfg.llm
     typer.echo(json.dumps({"mined_questions": len(items), "judgeable": len(source.questions),
                            "to_judge": len(questions)}), err=True)
-    report = collect(shared_llm(llm_settings), source, questions, out,
-                     FeedbackSettings(passages=2 * max_positives, rule="gain"), progress=True)
+    report = _collect(shared_llm(llm_settings), source, questions, out,
+                      FeedbackSettings(passages=2 * max_positives, rule="gain"))
     typer.echo(json.dumps(asdict(report), indent=2))
 
 

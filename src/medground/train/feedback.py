@@ -235,6 +235,27 @@ def collect(llm: LLM, engine: PassageSource, questions: Iterable[Question], out:
     settings = settings or FeedbackSettings()
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("a", encoding="utf-8") as f:
+        _lock(f, out)  # two collections into one file would judge the same questions twice
+        return _collect_locked(llm, engine, questions, out, f, settings, progress)
+
+
+class FeedbackLockedError(RuntimeError):
+    """Another process is collecting into the same feedback file."""
+
+
+def _lock(f, path: Path) -> None:
+    import fcntl
+
+    try:
+        fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise FeedbackLockedError(f"{path} is being written by another process (`train feedback` or "
+                                  "`train judge-mined`): wait for it, or write to another --out") from None
+
+
+def _collect_locked(llm: LLM, engine: PassageSource, questions: Iterable[Question], out: Path, f,
+                    settings: FeedbackSettings, progress: bool) -> FeedbackReport:
     rows, end = _questions(out)
     done = {qid for qid, _ in rows}
     _appendable(out, end)
@@ -252,18 +273,17 @@ def collect(llm: LLM, engine: PassageSource, questions: Iterable[Question], out:
         todo = tqdm(todo, desc="LLM feedback", unit="q")
     judged = positives = failures = n_q = with_positive = 0
     started = time.perf_counter()
-    with out.open("a", encoding="utf-8") as f:
-        for q in todo:
-            js = judge(llm, engine, q, settings)
-            f.write(json.dumps({"qid": q.qid, "judgements": [asdict(j) for j in js]}, ensure_ascii=False) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
-            n_q += 1
-            judged += len(js)
-            labels = [j.label(settings.rule, settings.margin) for j in js]
-            positives += sum(labels)
-            with_positive += any(labels)
-            failures += sum(j.parse_failure for j in js)
+    for q in todo:
+        js = judge(llm, engine, q, settings)
+        f.write(json.dumps({"qid": q.qid, "judgements": [asdict(j) for j in js]}, ensure_ascii=False) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+        n_q += 1
+        judged += len(js)
+        labels = [j.label(settings.rule, settings.margin) for j in js]
+        positives += sum(labels)
+        with_positive += any(labels)
+        failures += sum(j.parse_failure for j in js)
     return FeedbackReport(questions=n_q, resumed=len(done), skipped=skipped, judgements=judged,
                           positives=positives, parse_failures=failures, seconds=round(time.perf_counter() - started, 2),
                           questions_with_positive=with_positive)
