@@ -73,3 +73,27 @@ def test_settings_forbid_typos_and_defaults():
     assert (s.backend, s.temperature, s.cache) == ("local", 0.0, True)
     assert s.concurrency() == 1 and LLMSettings(backend="openai").concurrency() == 8
     assert 1 <= free_cores()
+
+
+def test_free_cores_counts_what_other_processes_use_now(monkeypatch):
+    from medground.llm import base
+
+    monkeypatch.setattr(base.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(base, "_busy_cores_elsewhere", lambda s: 0.3)
+    assert base.free_cores() == 2  # an idle machine, whatever the lagging load average says
+    monkeypatch.setattr(base, "_busy_cores_elsewhere", lambda s: 1.7)
+    assert base.free_cores() == 1
+    monkeypatch.setattr(base, "_busy_cores_elsewhere", lambda s: 5.0)
+    assert base.free_cores() == 1  # never zero
+    monkeypatch.setattr(base, "_busy_cores_elsewhere", lambda s: None)  # no /proc: the load average
+    monkeypatch.setattr(base.os, "getloadavg", lambda: (0.9, 0.0, 0.0))
+    assert base.free_cores() == 1
+
+
+def test_busy_cores_elsewhere_leaves_out_this_process():
+    import os
+
+    from medground.llm.base import _busy_cores_elsewhere
+
+    busy = _busy_cores_elsewhere(0.05)
+    assert busy is None or 0.0 <= busy <= (os.cpu_count() or 1)

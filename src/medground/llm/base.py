@@ -28,14 +28,45 @@ class LLMRequestError(LLMError):
         self.attempts = attempts
 
 
-def free_cores() -> int:
-    """Cores not busy right now (1 under load): llama.cpp threads spin-wait on a busy machine."""
+def free_cores(sample_s: float = 0.2) -> int:
+    """Cores other processes leave free right now (at least 1): llama.cpp threads spin-wait on a
+    busy machine. Measured over ``sample_s`` from /proc (all CPUs' busy time minus this
+    process's own), not from the load average: that lags by a minute, so an LLM started right
+    after an index build or a previous job would get one thread on an idle machine."""
     n = os.cpu_count() or 1
+    busy = _busy_cores_elsewhere(sample_s)
+    if busy is None:  # no /proc: the load average (includes this process)
+        try:
+            busy = os.getloadavg()[0]
+        except OSError:
+            return n
+    return max(1, min(n, int(n - busy + 0.5)))
+
+
+def _busy_cores_elsewhere(sample_s: float) -> float | None:
+    """CPUs' worth of time other processes used during ``sample_s`` (Linux /proc), else None."""
+    import time
+
+    def sample() -> tuple[float, float, float]:
+        with open("/proc/stat") as f:
+            fields = [float(x) for x in f.readline().split()[1:]]
+        idle = fields[3] + (fields[4] if len(fields) > 4 else 0.0)  # idle + iowait
+        own = os.times()
+        return sum(fields) - idle, sum(fields), own.user + own.system
+
     try:
-        load = os.getloadavg()[0]
-    except OSError:
-        return n
-    return max(1, min(n, int(n - load + 0.5)))
+        busy0, total0, own0 = sample()
+        time.sleep(sample_s)
+        busy1, total1, own1 = sample()
+    except (OSError, ValueError, IndexError):
+        return None
+    ticks = total1 - total0
+    if ticks <= 0:
+        return None
+    cpus = os.cpu_count() or 1
+    all_busy = (busy1 - busy0) / ticks * cpus  # CPUs busy on average
+    own_busy = (own1 - own0) / sample_s
+    return max(0.0, all_busy - own_busy)
 
 
 class LLMSettings(BaseModel):
