@@ -196,10 +196,10 @@ def drop_restatements(sentences: Sequence[str], *, question: str = "",
     restatement is where it wanders: it restated a tetanus passage for a botulinum question and
     named glycine, another option. Cut only when the restated clause names no word of
     ``question`` that the answer so far lacks (else it may be the answer itself), the kind asked
-    for aside ("which *neurotransmitter*"). The head's
-    citation then folds into the claim (``fold_citations``), but only a passage of ``passages``
-    (number -> heading and text, as the reader saw it) that supports that claim: a wandering
-    restatement's passage is not the claim's evidence."""
+    for aside ("which *neurotransmitter*"). The head's citation then folds into the claim
+    (``fold_citations``), but only for a passage of ``passages`` (number -> heading and text, as
+    the reader saw it) that supports that claim: a wandering restatement's passage is not the
+    claim's evidence."""
     from medground.retrieve.compress import _tokenizer
 
     tok = _tokenizer()
