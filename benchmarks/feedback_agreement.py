@@ -44,16 +44,16 @@ def main() -> None:
     from medground.train.mining import judged_passages, load_mined, mined_positives
 
     judgements = [j for f in args.judged for j in load_feedback(f)]
-    by_key = {(j.query, j.chunk_id): j for j in judgements}
-    asked = {j.query for j in judgements}
-    items = [it for f in args.mined for it in load_mined(f) if it.question.question in asked]
+    by_key = {(j.qid, j.query, j.chunk_id): j for j in judgements}
+    asked = {(j.qid, j.query) for j in judgements}  # a text can repeat under another id: judged once
+    items = [it for f in args.mined for it in load_mined(f) if (it.question.qid, it.question.question) in asked]
 
     pos_gain, neg_gain, pos_flip, neg_flip, pairs, failures = [], [], [], [], [], 0
     closed_right = []
     for item in items:
         passages = judged_passages(item, args.max_positives)
         n = len(passages) // 2
-        judged = [by_key.get((item.question.question, p.chunk.chunk_id)) for p in passages]
+        judged = [by_key.get((item.question.qid, item.question.question, p.chunk.chunk_id)) for p in passages]
         if any(j is None for j in judged):
             continue  # judged with other settings: not comparable
         if any(j.parse_failure for j in judged):

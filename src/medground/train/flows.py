@@ -58,12 +58,12 @@ def fine_tune_on_mined(mined_files: list[Path], out: Path, holdout: float, seed:
     if judged is not None:
         judgements, rule, margin = judged
         reader_label = reader_labels(judgements, rule, margin)
-        asked = {j.query for j in judgements}
+        asked = {(j.qid, j.query) for j in judgements}
         judged_info = {"rule": rule, "margin": margin}
 
     def train(side: list) -> object:
         if asked is not None:  # only the questions the reader judged (the held-out check keeps them all)
-            side = [it for it in side if it.question.question in asked]
+            side = [it for it in side if (it.question.qid, it.question.question) in asked]
             judged_info["judged_training_questions"] = len(side)
         triplets = mined_triplets(side, max_positives, reader_label)
         if not triplets:

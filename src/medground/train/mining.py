@@ -146,9 +146,11 @@ class MinedJudgeSource:
 
 def reader_labels(judgements: Iterable, rule: str = "gain", margin: float = 0.1) -> ReaderLabel:
     """``mined_triplets``' ``reader_label`` from feedback judgements (``feedback.Judgement``), looked
-    up by question text and chunk id (qids repeat across sets); a parse failure counts as not judged."""
-    table = {(j.query, j.chunk_id): j.label(rule, margin) for j in judgements if not j.parse_failure}
-    return lambda question, passage: table.get((question.question, passage.chunk.chunk_id))
+    up by question id, question text and chunk id (qids repeat across sets, and a text can repeat
+    within one with other options: ``MinedJudgeSource`` judges the first); a parse failure counts
+    as not judged."""
+    table = {(j.qid, j.query, j.chunk_id): j.label(rule, margin) for j in judgements if not j.parse_failure}
+    return lambda question, passage: table.get((question.qid, question.question, passage.chunk.chunk_id))
 
 
 def mined_label_counts(items: Sequence[MinedItem]) -> dict[str, int]:
