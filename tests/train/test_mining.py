@@ -204,6 +204,7 @@ def test_reader_feedback_on_mined_labels_keeps_only_what_helped_the_reader(tmp_p
     assert sum("Pyridoxine 10 mg daily." in u for u in llm.users) == 1  # each passage read once, as context
     label = reader_labels(load_feedback(out), "gain", 0.1)
     assert [label(_q(), p) for p in [*mined, *own]] == [1, 0, 1, 0, None]
+    assert label(_q("q9"), mined[0]) is None  # the same text under another id was not judged
     # m2 did not help the reader; n1 helped it, so it is no negative either: one triplet is left
     q = _q().question
     assert mined_triplets([item], reader_label=label) == [
