@@ -2,11 +2,13 @@ from __future__ import annotations
 
 import pytest
 
-from medground.pipelines.base import ReaderSettings, cited_numbers
+from medground.pipelines.base import ReaderSettings
 from medground.pipelines.direct import DirectPipeline
 from medground.pipelines.rag import RagPipeline, clean_keyword_query
+from medground.pipelines.support import cited_numbers
 from medground.retrieve.engine import RetrievalEngine
 from medground.schema import Question
+
 from .scripted import ScriptedLLM
 
 

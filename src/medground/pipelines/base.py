@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -21,6 +20,7 @@ from medground.llm.scoring import (
     weigh_prior,
 )
 from medground.pipelines import prompts
+from medground.pipelines.support import cited_numbers
 from medground.retrieve.engine import RetrievalEngine
 from medground.schema import Answer, Citation, Evidence, Query, Question
 
@@ -202,18 +202,7 @@ def choice_answer(scores: OptionScores, citations: list[Citation], **extra: obje
                   metadata=meta)
 
 
-_CITE = re.compile(r"\[(\d+(?:\s*[,;]\s*\d+)*)\]")
 INSUFFICIENT = "INSUFFICIENT EVIDENCE"
-
-
-def cited_numbers(text: str) -> list[int]:
-    """The passage numbers a free-text answer cites, in first-mention order: [1], [2][3], [1, 4]."""
-    seen: list[int] = []
-    for group in _CITE.findall(text):
-        for n in re.split(r"\s*[,;]\s*", group):
-            if int(n) not in seen:
-                seen.append(int(n))
-    return seen
 
 
 def free_text_answer(llm: LLM, question: Question, evidence: Evidence, settings: ReaderSettings,

@@ -30,13 +30,13 @@ from medground.pipelines.base import (
     Tally,
     chat_text,
     choice_answer,
-    cited_numbers,
     evidence_block,
     read_choice,
 )
 from medground.pipelines.support import (
     Support,
     asking_sentences,
+    cited_numbers,
     passage_support,
     quote,
     quoted_answer,

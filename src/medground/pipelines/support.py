@@ -27,6 +27,11 @@ from medground.schema import Citation, Evidence
 
 _CITATION = re.compile(r"\[\d+(?:\s*[,;]\s*\d+)*\]")
 
+
+def cited_numbers(text: str) -> list[int]:
+    """The passage numbers a text cites, in first-mention order: [1], [2][3], [1, 4]."""
+    return list(dict.fromkeys(int(n) for c in _CITATION.findall(text) for n in re.findall(r"\d+", c)))
+
 # Words that frame an answer rather than claim anything ("the passage says patients may ...").
 FRAMING = ("include includes including common commonly may can could cause causes listed list record entry "
            "entries database passage passages textbook patient patients consult doctor clinician pharmacist "
@@ -167,8 +172,8 @@ def fold_citations(sentences: Sequence[str]) -> list[str]:
             head = out[-1].rstrip()
             stop = head[-1] if head and head[-1] in ".!?" else ""
             head = head[: len(head) - len(stop)].rstrip()
-            have = set(_numbers(_CITATION.findall(head)))
-            new = [n for n in dict.fromkeys(_numbers(cites)) if n not in have]  # by number: [1] ~ [1, 2]
+            have = set(cited_numbers(head))
+            new = [n for n in cited_numbers(sentence) if n not in have]  # by number: [1] ~ [1, 2]
             out[-1] = head + "".join(f" [{n}]" for n in new) + (stop or ".")
             continue
         out.append(sentence)
@@ -181,10 +186,6 @@ def fold_citations(sentences: Sequence[str]) -> list[str]:
 _RESTATES = re.compile(r",?\s+(?:which|where)\b|,?\s+that\s(?=\w+\s)|:\s")
 _JUSTIFYING = frozenset("support supported supports confirm confirmed confirms".split())
 _ASKED_KIND = re.compile(r"\b(?:which|what)\s+([A-Za-z][\w-]*)", re.IGNORECASE)
-
-
-def _numbers(citations: Iterable[str]) -> list[int]:
-    return [int(n) for c in citations for n in re.findall(r"\d+", c)]
 
 
 def drop_restatements(sentences: Sequence[str], *, question: str = "",
@@ -220,8 +221,7 @@ def drop_restatements(sentences: Sequence[str], *, question: str = "",
             said = set(tok.tokenize(" ".join(out)))
             if not (asked & set(tok.tokenize(clause))) - said:
                 cut.append(clause)
-                numbers = _numbers(_CITATION.findall(head))
-                keep = [n for n in numbers if passages is None or
+                keep = [n for n in cited_numbers(head) if passages is None or
                         (n in passages and not split_supported(claim, passages[n], exclude=[question])[1])]
                 if keep:
                     out.append("This is supported by " + "".join(f"[{n}]" for n in keep) + ".")
