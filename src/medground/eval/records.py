@@ -35,6 +35,15 @@ class RunLockedError(RuntimeError):
     pass
 
 
+def lock_for_writing(fh, path: str | Path, error: type[RuntimeError] | None = None, hint: str = "") -> None:
+    """An exclusive lock on the open file ``fh`` (held until it is closed), or ``error`` (default
+    RunLockedError) naming ``path``: two appenders to one resumable file would do the work twice."""
+    try:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise (error or RunLockedError)(f"{path} is being written by another process{hint}") from None
+
+
 @dataclass(slots=True)
 class RunRecord:
     """What a run remembers about one question.
@@ -145,10 +154,10 @@ class RecordLog:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         fh = open(self.path, "ab+")
         try:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+            lock_for_writing(fh, self.path)
+        except RunLockedError:
             fh.close()
-            raise RunLockedError(f"{self.path} is being written by another process") from None
+            raise
         self._fh = fh
         self._cut_torn_tail()
         self.records = read_records(self.path)

@@ -235,23 +235,16 @@ def collect(llm: LLM, engine: PassageSource, questions: Iterable[Question], out:
     settings = settings or FeedbackSettings()
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
+    from medground.eval.records import lock_for_writing
+
     with out.open("a", encoding="utf-8") as f:
-        _lock(f, out)  # two collections into one file would judge the same questions twice
+        lock_for_writing(f, out, FeedbackLockedError, " (`train feedback` or `train judge-mined`): wait for it, "
+                                                      "or write to another --out")
         return _collect_locked(llm, engine, questions, out, f, settings, progress)
 
 
 class FeedbackLockedError(RuntimeError):
     """Another process is collecting into the same feedback file."""
-
-
-def _lock(f, path: Path) -> None:
-    import fcntl
-
-    try:
-        fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        raise FeedbackLockedError(f"{path} is being written by another process (`train feedback` or "
-                                  "`train judge-mined`): wait for it, or write to another --out") from None
 
 
 def _collect_locked(llm: LLM, engine: PassageSource, questions: Iterable[Question], out: Path, f,

@@ -96,30 +96,32 @@ def mined_triplets(items: Sequence[MinedItem], max_positives: int = 2,
     have been judged and not helped: the answer-stating labels verified by the LLM itself."""
     out = []
     for item in items:
-        labels = answer_labels(item.question, item.passages)
-        if labels is None:
-            continue
-        negatives = [p for p, y in zip(item.passages, labels) if y == 0]
-        positives = mined_positives(item, max_positives)
+        positives, negatives = _paired(item, max_positives)
         if reader_label is not None:
-            negatives = [p for p in negatives[:len(positives)] if reader_label(item.question, p) == 0]
+            negatives = [p for p in negatives if reader_label(item.question, p) == 0]
             positives = [p for p in positives if reader_label(item.question, p) == 1]
         for pos, neg in zip(positives, negatives):
             out.append((item.question.question, pos.chunk.text, neg.chunk.text))
     return out
 
 
-def judged_passages(item: MinedItem, max_positives: int = 2) -> list[Passage]:
-    """What the reader judges for a mined item: the answer-stating positives ``mined_triplets``
-    would use, then as many of the question's highest-ranked passages not stating the answer
-    (the triplets' hard negatives); [] when the item yields no triplet."""
+def _paired(item: MinedItem, max_positives: int) -> tuple[list[Passage], list[Passage]]:
+    """The answer-stating positives and, as many, the question's highest-ranked passages not
+    stating the answer (their hard negatives); ([], []) when the item cannot be labelled."""
     labels = answer_labels(item.question, item.passages)
     if labels is None:
-        return []
+        return [], []
     negatives = [p for p, y in zip(item.passages, labels) if y == 0]
     positives = mined_positives(item, max_positives)
     n = min(len(positives), len(negatives))
-    return positives[:n] + negatives[:n]
+    return positives[:n], negatives[:n]
+
+
+def judged_passages(item: MinedItem, max_positives: int = 2) -> list[Passage]:
+    """What the reader judges for a mined item: exactly the passages ``mined_triplets`` pairs,
+    positives first; [] when the item yields no triplet."""
+    positives, negatives = _paired(item, max_positives)
+    return positives + negatives
 
 
 class MinedJudgeSource:
