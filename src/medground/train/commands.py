@@ -154,16 +154,13 @@ def judge_mined(
     items = [it for f in mined_files for it in load_mined(f)]
     source = MinedJudgeSource(items, max_positives)
     questions = list(source.questions)
-    seen: dict[str, str] = {}
+    # feedback is resumed by question id: one id must name one question, in --out and in this call
+    asked = {j.qid: j.query for j in load_feedback(out)} if out.is_file() else {}
     for q in questions:
-        if seen.setdefault(q.qid, q.dataset) != q.dataset:
-            raise typer.BadParameter(f"question id {q.qid!r} is in both {seen[q.qid]} and {q.dataset}: judge each "
-                                     "set into its own --out file", param_hint="--mined")
-    asked_before = {j.qid: j.query for j in load_feedback(out)} if out.is_file() else {}
-    for q in questions:
-        if asked_before.get(q.qid, q.question) != q.question:
-            raise typer.BadParameter(f"{out} already holds question id {q.qid!r} for another question: judge each "
-                                     "set into its own --out file", param_hint="--out")
+        if asked.setdefault(q.qid, q.question) != q.question:
+            raise typer.BadParameter(f"question id {q.qid!r} ({q.dataset}) is already used in {out} or the --mined "
+                                     "files for another question: judge each set into its own --out file",
+                                     param_hint="--mined")
     random.Random(seed).shuffle(questions)
     if limit:
         questions = questions[:limit]
