@@ -21,10 +21,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
-from reader import acc_row, machine
+from reader import acc_row, save
 
 RESULTS = Path(__file__).parent / "results" / "feedback_agreement.json"
 
@@ -41,7 +40,7 @@ def main() -> None:
     from scipy.stats import binomtest, wilcoxon
 
     from medground.train.feedback import load_feedback
-    from medground.train.mining import judged_passages, load_mined, mined_positives
+    from medground.train.mining import judged_passages, load_mined
 
     judgements = [j for f in args.judged for j in load_feedback(f)]
     by_key = {(j.qid, j.query, j.chunk_id): j for j in judgements}
@@ -60,12 +59,9 @@ def main() -> None:
             failures += 1
             continue
         closed_right.append(judged[0].base_correct)
-        positives = {p.chunk.chunk_id for p in mined_positives(item, args.max_positives)}
-        for j in judged:
-            gain = j.with_gold_prob - j.base_gold_prob
-            flip = (not j.base_correct) and j.with_correct
-            (pos_gain if j.chunk_id in positives else neg_gain).append(gain)
-            (pos_flip if j.chunk_id in positives else neg_flip).append(flip)
+        for k, j in enumerate(judged):  # judged_passages: n positives, then their n negatives
+            (pos_gain if k < n else neg_gain).append(j.with_gold_prob - j.base_gold_prob)
+            (pos_flip if k < n else neg_flip).append((not j.base_correct) and j.with_correct)
         pairs += [(judged[k].with_gold_prob - judged[n + k].with_gold_prob) for k in range(n)]
 
     def share(flags: list[bool]) -> dict:
@@ -87,10 +83,7 @@ def main() -> None:
         "margin": args.margin, "max_positives": args.max_positives,
         "files": {"mined": [str(f) for f in args.mined], "judged": [str(f) for f in args.judged]},
     }
-    data = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
-    data[args.section] = {**result, "machine": machine(), "command": "python " + " ".join(sys.argv)}
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(data, indent=2) + "\n")
+    save(args.section, result, RESULTS)
     print(json.dumps(result, indent=2))
 
 

@@ -94,11 +94,12 @@ def read(llm, question, block: str, debias: str):
     return scores, time.perf_counter() - t, tally.tokens["prompt"]
 
 
-def save(section: str, payload: dict) -> None:
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    data = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+def save(section: str, payload: dict, path: Path = RESULTS) -> None:
+    """Merge ``payload`` into ``path`` as ``section``, with the machine and the exact command."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = json.loads(path.read_text()) if path.exists() else {}
     data[section] = {**payload, "machine": machine(), "command": "python " + " ".join(sys.argv)}
-    RESULTS.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
 def print_table(title: str, rows: list[dict], cols: list[str]) -> None:
