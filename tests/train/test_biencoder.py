@@ -15,6 +15,7 @@ from medground.train.biencoder import (  # noqa: E402
     pubmedqa_known_items,
     rank_judged,
     train_biencoder,
+    train_device,
 )
 from medground.train.feedback import Judgement  # noqa: E402
 
@@ -49,6 +50,7 @@ def test_training_moves_helpful_passages_up_on_their_questions(tmp_path):
     report = train_biencoder(trip, out, BiEncoderTrainSettings(epochs=2, batch_size=4, learning_rate=5e-5),
                              known_items=known)
     assert report.triplets == 8 and report.known_item_pairs == 1 and report.steps > 0
+    assert report.device == train_device(BiEncoderTrainSettings())  # recorded with the model
     assert json.loads((out / "medground_training.json").read_text())["report"]["triplets"] == 8
     # An ordinary SentenceTransformer directory, usable as the dense retriever's embedder.
     from medground.index.embedders import EmbedderSettings, load_embedder
@@ -61,6 +63,15 @@ def test_training_moves_helpful_passages_up_on_their_questions(tmp_path):
     res = rank_judged(held, out, rule="gain")
     assert res["questions"] == 1 and res["first_stage_mrr"] == pytest.approx(1 / 3) and res["bi_encoder_mrr"] == 1.0
 
+
+def test_training_runs_on_a_gpu_when_there_is_one_unless_a_device_is_named(monkeypatch):
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert train_device(BiEncoderTrainSettings()) == "cuda"
+    assert train_device(BiEncoderTrainSettings(device="cpu")) == "cpu"
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert train_device(BiEncoderTrainSettings()) == "cpu"
 
 
 def _cand(qid, options, answer, texts, question=None):

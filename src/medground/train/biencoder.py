@@ -43,6 +43,13 @@ class BiEncoderTrainSettings(BaseModel):
     max_length: int = Field(256, ge=16)
     seed: int = 0
     threads: int | None = Field(None, ge=1)
+    device: str | None = Field(None, description="torch device (cpu, cuda, cuda:1); default cuda when available")
+
+
+def train_device(settings: BiEncoderTrainSettings) -> str:
+    import torch
+
+    return settings.device or ("cuda" if torch.cuda.is_available() else "cpu")
 
 
 @dataclass(slots=True)
@@ -54,6 +61,7 @@ class BiEncoderReport:
     steps: int
     train_loss: float | None
     seconds: float
+    device: str = "cpu"
 
 
 def feedback_triplets(judgements: Sequence[Judgement], rule: str = "flip", margin: float = 0.1
@@ -188,7 +196,8 @@ def train_biencoder(triplets: Sequence[tuple[str, str, str]], out_dir: str | Pat
         torch.set_num_threads(settings.threads)
     out_dir = Path(out_dir)
     t0 = time.perf_counter()
-    model = SentenceTransformer(settings.base_model or minilm_path(), device="cpu")
+    device = train_device(settings)
+    model = SentenceTransformer(settings.base_model or minilm_path(), device=device)
     model.max_seq_length = settings.max_length
     rng = random.Random(settings.seed)
     rows = list(triplets)
@@ -206,14 +215,15 @@ def train_biencoder(triplets: Sequence[tuple[str, str, str]], out_dir: str | Pat
         warmup_ratio=settings.warmup_ratio, seed=settings.seed, data_seed=settings.seed,
         # the same text twice in a batch would be its own false negative
         batch_sampler=BatchSamplers.NO_DUPLICATES,
-        save_strategy="no", report_to="none", logging_steps=10, use_cpu=True, disable_tqdm=True)
+        save_strategy="no", report_to="none", logging_steps=10, use_cpu=device == "cpu", disable_tqdm=True)
     trainer = SentenceTransformerTrainer(model=model, args=args, train_dataset=data,
                                          loss={name: loss for name in data})
     result = trainer.train()
     model.save(str(out_dir))
     report = BiEncoderReport(out_dir=str(out_dir), triplets=len(rows), known_item_pairs=len(known_items),
                              epochs=settings.epochs, steps=int(result.global_step),
-                             train_loss=float(result.training_loss), seconds=round(time.perf_counter() - t0, 1))
+                             train_loss=float(result.training_loss), seconds=round(time.perf_counter() - t0, 1),
+                             device=device)
     (out_dir / "medground_training.json").write_text(
         json.dumps({"settings": settings.model_dump(mode="json"), "report": asdict(report)}, indent=2) + "\n")
     return report

@@ -222,6 +222,7 @@ def biencoder(
     batch_size: int = typer.Option(32),
     lr: float = typer.Option(2e-5, min=0.0, help="Peak learning rate (linear warm-up over 10 % of the steps)."),
     threads: Optional[int] = typer.Option(None, min=1, help="Torch CPU threads (default: all cores)."),
+    device: Optional[str] = typer.Option(None, help="Torch device to train on (default: cuda when available, else cpu)."),
     answers: Optional[str] = typer.Option(None, help=ANSWERS_HELP),
     seed: int = typer.Option(0),
     crossfit_fold: Optional[int] = typer.Option(
@@ -259,7 +260,7 @@ def biencoder(
     (out / "trained_questions.txt").unlink(missing_ok=True)  # written again only by a --mined run
     known = pubmedqa_known_items(data_root()) if pubmedqa else []
     settings = BiEncoderTrainSettings(base_model=base_model, epochs=epochs, batch_size=batch_size,
-                                      learning_rate=lr, threads=threads, seed=seed)
+                                      learning_rate=lr, threads=threads, seed=seed, device=device)
     if candidates_files:
         fine_tune_on_answers(candidates_files, out, holdout, seed, max_positives, settings, known)
         return
