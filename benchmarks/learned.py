@@ -216,6 +216,26 @@ def crossfit_at_k(args) -> dict:
     return out
 
 
+def crossfit_against(data: dict, everything: dict, against: str) -> dict:
+    """Two cross-fit recipes head to head: this variant's fold models vs ``against``'s, exact McNemar
+    on the same questions (both runs rank the split's questions in the same order; the base hits
+    must match, or they are not the same questions)."""
+    mine, theirs = data.get("crossfit_at_k"), everything.get("variants", {}).get(against, {}).get("crossfit_at_k")
+    if not mine or not theirs:
+        raise SystemExit(f"part compare needs crossfit_at_k in this variant and in variants.{against}: run "
+                         "--only crossfit for both first")
+    out = {"against": against}
+    for ds, views in ((d, v) for d, v in mine.items() if d not in {"sets", "audit", "folds", "split_seed"}):
+        for view, row in views.items():
+            other = theirs[ds][view]
+            if other["base"]["hits@6"] != row["base"]["hits@6"]:
+                raise SystemExit(f"{ds}/{view}: the two variants did not rank the same questions")
+            out.setdefault(ds, {})[view] = {"n": row["n"], **{
+                f"answer@{k}": {"this": row["fine-tuned"][f"answer@{k}"], against: other["fine-tuned"][f"answer@{k}"]}
+                for k in KS}, "mcnemar_this_vs_" + against: paired(other["fine-tuned"], row["fine-tuned"])}
+    return out
+
+
 def rerank_at_k(args) -> dict:
     """LLM-AMT's full retriever: the hybrid top 32 (BM25 + dense, normalized sum) as is, vs
     re-ordered by the cross-encoder fine-tuned on the same feedback; answer@k, McNemar."""
@@ -289,7 +309,10 @@ def main() -> None:
                     help="the fine-tuned CrossEncoder directory (part 'rerank')")
     ap.add_argument("--reader-config", default="rag-focus-tuned",
                     help="part 'reader': the grounding sweep's config that uses this model (vs rag-focus)")
-    ap.add_argument("--only", choices=["answer", "heldout", "crossfit", "rerank", "pubmedqa", "reader"], action="append")
+    ap.add_argument("--only", choices=["answer", "heldout", "crossfit", "compare", "rerank", "pubmedqa", "reader"],
+                    action="append")
+    ap.add_argument("--against", default="crossfit",
+                    help="part 'compare': the variant whose cross-fit models this variant's are paired against")
     ap.add_argument("--fold-model", action="append", default=[],
                     help="part 'crossfit': one cross-fit model directory per fold (repeat; `--model` names the first)")
     ap.add_argument("--holdout", type=float, default=0.2,
@@ -322,6 +345,8 @@ def main() -> None:
         data["heldout_at_k"] = heldout_at_k(args, data["training"])
     if "crossfit" in parts and args.fold_model:
         data["crossfit_at_k"] = crossfit_at_k(args)
+    if "compare" in parts:
+        data["crossfit_compare"] = crossfit_against(data, everything, args.against)
     if "rerank" in parts:
         data["rerank_at_k"] = rerank_at_k(args)
     if "pubmedqa" in parts:
@@ -358,6 +383,11 @@ def main() -> None:
         print(f"{ds:9s} rerank n={row['n']} answer@6 hybrid {row['hybrid']['answer@6']:.3f} reranked "
               f"{row['hybrid + tuned cross-encoder']['answer@6']:.3f}  (+{t['only_this_right']}/"
               f"-{t['only_baseline_right']}, p={t['p_value']})")
+    for ds, views in ((d, v) for d, v in data.get("crossfit_compare", {}).items() if d != "against"):
+        for view, row in views.items():
+            t = row["mcnemar_this_vs_" + args.against]["answer@6"]
+            print(f"compare {ds:13s} {view:10s} n={row['n']} answer@6 {args.against} {row['answer@6'][args.against]:.3f} "
+                  f"this {row['answer@6']['this']:.3f}  (+{t['only_this_right']}/-{t['only_baseline_right']}, p={t['p_value']})")
     if "pubmedqa" in data:
         p = data["pubmedqa"]
         print(f"pubmedqa  MRR@10 base {p['base']['MRR@10']:.4f} tuned {p['fine-tuned']['MRR@10']:.4f} "
