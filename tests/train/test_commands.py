@@ -68,6 +68,12 @@ def test_feedback_and_candidates_are_either_or(tmp_path):
     assert both.exit_code == 2 and neither.exit_code == 2 and "--candidates" in both.output
 
 
+def test_a_device_the_trainer_cannot_take_is_a_clear_error(tmp_path):
+    result = CliRunner().invoke(app, ["biencoder", "--feedback", str(_feedback(tmp_path, True)), "--out",
+                                      str(tmp_path / "bi"), "--no-pubmedqa", "--device", "cuda:1"])
+    assert result.exit_code == 2 and "CUDA_VISIBLE_DEVICES" in result.output and not (tmp_path / "bi").exists()
+
+
 def test_candidates_that_never_state_the_answer_are_a_clear_error(tmp_path):
     result = CliRunner().invoke(app, ["biencoder", "--candidates", str(_candidates(tmp_path, False)), "--out",
                                       str(tmp_path / "bi"), "--no-pubmedqa"])

@@ -25,6 +25,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -43,7 +44,8 @@ class BiEncoderTrainSettings(BaseModel):
     max_length: int = Field(256, ge=16)
     seed: int = 0
     threads: int | None = Field(None, ge=1)
-    device: str | None = Field(None, description="torch device (cpu, cuda, cuda:1); default cuda when available")
+    # the trainer places the model itself: it takes a kind, not an index (pick a GPU with CUDA_VISIBLE_DEVICES)
+    device: Literal["cpu", "cuda"] | None = Field(None, description="default: cuda when available, else cpu")
 
 
 def train_device(settings: BiEncoderTrainSettings) -> str:

@@ -222,7 +222,7 @@ def biencoder(
     batch_size: int = typer.Option(32),
     lr: float = typer.Option(2e-5, min=0.0, help="Peak learning rate (linear warm-up over 10 % of the steps)."),
     threads: Optional[int] = typer.Option(None, min=1, help="Torch CPU threads (default: all cores)."),
-    device: Optional[str] = typer.Option(None, help="Torch device to train on (default: cuda when available, else cpu)."),
+    device: Optional[str] = typer.Option(None, help="cpu or cuda (default: cuda when available, else cpu; pick a GPU with CUDA_VISIBLE_DEVICES)."),
     answers: Optional[str] = typer.Option(None, help=ANSWERS_HELP),
     seed: int = typer.Option(0),
     crossfit_fold: Optional[int] = typer.Option(
@@ -257,6 +257,9 @@ def biencoder(
         raise typer.BadParameter("--judged labels mined items: give --mined too", param_hint="--judged")
     if judged_files and rule not in {"gain", "flip"}:
         raise typer.BadParameter("with --judged the rule is gain or flip", param_hint="--rule")
+    if device not in (None, "cpu", "cuda"):
+        raise typer.BadParameter(f"{device!r}: expected cpu or cuda (pick a GPU with CUDA_VISIBLE_DEVICES)",
+                                 param_hint="--device")
     (out / "trained_questions.txt").unlink(missing_ok=True)  # written again only by a --mined run
     known = pubmedqa_known_items(data_root()) if pubmedqa else []
     settings = BiEncoderTrainSettings(base_model=base_model, epochs=epochs, batch_size=batch_size,
