@@ -36,6 +36,7 @@ def main() -> None:
     from medground.train.mining import (
         CrossFit,
         MinedJudgeSource,
+        _mined_item,
         _paired,
         crossfit_training,
         load_mined,
@@ -54,7 +55,7 @@ def main() -> None:
                 rows[-1].append({"qid": q.qid, "dataset": q.dataset, "question": q.question, "options": q.options,
                                  "answer": q.answer, "passages": stored_passages(negatives),
                                  "mined": stored_passages(positives)})
-    slim = [[it for row in file_rows for it in _items(row)] for file_rows in rows]
+    slim = [[_mined_item(row) for row in file_rows] for file_rows in rows]
     a, b = [it for items in full for it in items], [it for items in slim for it in items]
 
     def asked(items) -> list:
@@ -83,12 +84,6 @@ def main() -> None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text("".join(json.dumps(r) + "\n" for r in file_rows))
     print(json.dumps({**checked, "written": {str(o): len(r) for o, r in zip(args.out, rows)}}, indent=2))
-
-
-def _items(row: dict) -> list:
-    from medground.train.mining import _mined_item
-
-    return [_mined_item(row)]
 
 
 if __name__ == "__main__":
