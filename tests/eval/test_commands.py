@@ -51,6 +51,21 @@ def test_eval_with_factory_then_report(tmp_path, monkeypatch):
     assert (runs / "report" / "report.html").exists()
 
 
+def test_eval_of_a_crossfit_fold_reads_only_that_folds_questions(tmp_path, monkeypatch):
+    data = tmp_path / "q.jsonl"
+    data.write_text("".join(json.dumps({"question": q.question, "options": q.options, "answer_idx": q.answer}) + "\n"
+                            for q in make_questions(12)))
+    monkeypatch.syspath_prepend(str(Path(__file__).parent))
+    cfg = tmp_path / "p.yaml"
+    cfg.write_text("pipeline: rag\nskill: 1.0\n")
+    base = ["eval", "-d", "medqa-jsonl", "--path", str(data), "-p", str(cfg), "-n", "10", "--runs-dir",
+            str(tmp_path / "runs"), "--factory", "eval.eval_fakes:make_fake", "--json"]
+    done = [json.loads(runner.invoke(app, [*base, "--crossfit-fold", f]).output)["runs"][0] for f in ("0", "1")]
+    assert sum(s["n_done"] for s in done) == 10 and done[0]["run_id"] != done[1]["run_id"]
+    bad = runner.invoke(app, [*base, "--crossfit-fold", "2"])
+    assert bad.exit_code == 2 and "not one of the 2 folds" in bad.output
+
+
 def test_report_on_missing_dir_fails_cleanly(tmp_path):
     res = runner.invoke(app, ["report", str(tmp_path), "--json"])
     assert res.exit_code == 2 and "no run directories" in json.loads(res.output)["error"]

@@ -150,3 +150,25 @@ def test_sigkill_mid_sweep_then_resume_loses_and_duplicates_nothing(tmp_path):
         raw = read_records(d / "results.jsonl", latest=False)  # every line, not deduplicated
         assert Counter(r["qid"] for r in raw) == Counter(q.qid for q in make_questions(40)), d.name
         assert (d / "results.jsonl").read_bytes().endswith(b"\n")
+
+
+def test_a_crossfit_fold_keeps_the_subsets_questions_of_that_fold_and_old_run_ids_stand(tmp_path):
+    import hashlib
+
+    from medground.eval.sweep import DatasetSpec, config_hash, default_loader
+    from medground.train.feedback import fold_of, question_key
+
+    path = tmp_path / "qs.jsonl"
+    path.write_text("".join(json.dumps({"question": f"Question {i}?", "options": {"A": "a", "B": "b"}, "answer_idx": "A",
+                                        "realidx": f"q{i}"}) + "\n" for i in range(30)))
+    spec = {"name": "medqa-jsonl", "path": str(path), "subset": 20, "seed": 0}
+    whole = default_loader(DatasetSpec(**spec))
+    folds = [default_loader(DatasetSpec(**spec, crossfit={"fold": f})) for f in (0, 1)]
+    assert sorted(q.qid for f in folds for q in f) == sorted(q.qid for q in whole) and all(folds)
+    assert all(fold_of(question_key(q), 2, 0) == f for f, qs in enumerate(folds) for q in qs)
+    # a spec without cross-fitting hashes as before the field existed: old runs resume
+    blob = json.dumps({"config": {"p": 1}, "dataset": spec}, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    assert config_hash({"p": 1}, DatasetSpec(**spec)) == hashlib.sha256(blob.encode()).hexdigest()[:12]
+    assert config_hash({"p": 1}, DatasetSpec(**spec, crossfit={"fold": 0})) != config_hash({"p": 1}, DatasetSpec(**spec))
+    with pytest.raises(ValueError, match="not one of the 2 folds"):
+        DatasetSpec(**spec, crossfit={"fold": 2})

@@ -20,7 +20,7 @@ import yaml
 from medground.configio import ConfigError
 from medground.eval.records import RunLockedError
 from medground.eval.runner import PipelineFactory
-from medground.eval.sweep import DatasetSpec, SweepResult, SweepSettings, expand, load_sweep, run_sweep
+from medground.eval.sweep import CrossFitSpec, DatasetSpec, SweepResult, SweepSettings, expand, load_sweep, run_sweep
 from medground.paths import home
 from medground.raycluster import RayUnavailableError
 
@@ -136,6 +136,11 @@ def eval_cmd(
     factory: str = typer.Option(None, help="Pipeline factory module:function."),
     retry_errors: bool = typer.Option(False, help="Re-run questions whose record is an error."),
     concurrency: int = typer.Option(1, min=1, help="Questions in flight (threads; for an HTTP LLM server)."),
+    crossfit_fold: int = typer.Option(
+        None, "--crossfit-fold", min=0,
+        help="Only the questions of this cross-fit fold (as `train biencoder --crossfit-fold` splits them), for a "
+             "config whose retriever was trained with the other folds."),
+    crossfit_folds: int = typer.Option(2, "--crossfit-folds", min=2),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
     """Run one pipeline config on one dataset (resumes if the same run exists)."""
@@ -149,9 +154,10 @@ def eval_cmd(
             load_pipeline_config(path_)
         config = _load_mapping(path_)
         # The config file's name labels the run (reports and run names say which config it was).
+        crossfit = CrossFitSpec(fold=crossfit_fold, folds=crossfit_folds) if crossfit_fold is not None else None
         settings = SweepSettings(name="eval", base=config, base_axes={"config": path_.stem}, datasets=[DatasetSpec(
-            name=dataset, split=split, path=str(path) if path else None, subset=subset_n, seed=seed)],
-            concurrency=concurrency)
+            name=dataset, split=split, path=str(path) if path else None, subset=subset_n, seed=seed,
+            crossfit=crossfit)], concurrency=concurrency)
         make = resolve_factory(factory)
         result = run_sweep(settings, make, _runs_dir(runs_dir), retry_errors=retry_errors, progress=not as_json)
     except (ConfigError, FactoryMissingError, KeyError, ValueError, FileNotFoundError, RunLockedError) as exc:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from medground.configio import load_yaml
 from medground.eval.datasets import load_dataset, subset
@@ -57,6 +57,22 @@ def _label(value: Any) -> str:
     return str(value)
 
 
+class CrossFitSpec(BaseModel):
+    """The fold of a question as `train biencoder --crossfit-fold` splits them (``fold_of`` its
+    dataset/qid), so a fold's model reads only questions it never trained on."""
+
+    model_config = ConfigDict(extra="forbid")
+    fold: int = Field(ge=0)
+    folds: int = Field(2, ge=2)
+    seed: int = 0
+
+    @model_validator(mode="after")
+    def _fold_in_range(self) -> "CrossFitSpec":
+        if self.fold >= self.folds:
+            raise ValueError(f"fold {self.fold} is not one of the {self.folds} folds (0 .. {self.folds - 1})")
+        return self
+
+
 class DatasetSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str
@@ -65,6 +81,8 @@ class DatasetSpec(BaseModel):
     subset: int | None = Field(default=None, ge=1)
     seed: int = 0
     stratify_by: str | None = None
+    # Cross-fitting: only the (subset's) questions of one fold. None leaves run ids as they were.
+    crossfit: CrossFitSpec | None = None
 
 
 class AxisValues(BaseModel):
@@ -217,7 +235,13 @@ QuestionLoader = Callable[[DatasetSpec], list[Question]]
 
 def default_loader(spec: DatasetSpec) -> list[Question]:
     qs = load_dataset(spec.name, path=spec.path, split=spec.split)
-    return subset(qs, spec.subset, seed=spec.seed, stratify_by=spec.stratify_by)
+    qs = subset(qs, spec.subset, seed=spec.seed, stratify_by=spec.stratify_by)
+    if spec.crossfit is None:
+        return qs
+    from medground.train.feedback import fold_of, question_key
+
+    cf = spec.crossfit
+    return [q for q in qs if fold_of(question_key(q), cf.folds, cf.seed) == cf.fold]
 
 
 @dataclass(slots=True)
