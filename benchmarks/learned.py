@@ -35,7 +35,7 @@ from pathlib import Path
 
 from retrieval_quality import answer_hits, known_item, pubmedqa
 
-from reader import mcnemar_row
+from reader import acc_row, mcnemar_row
 
 RESULTS = Path(__file__).parent / "results" / "learned.json"
 KS = (1, 6, 10)
@@ -300,6 +300,37 @@ def reader_rows(args) -> dict:
             "mcnemar": mcnemar_row(a, b)}
 
 
+def crossfit_reader(args) -> dict:
+    """The grounded reader with the cross-fit retrievers: every run in --reader-runs-dir that read one
+    fold (`medground eval --crossfit-fold F`) of --reader-dataset, pooled by question and paired with
+    the base config's run on the same questions in --base-runs-dir (exact McNemar)."""
+    from medground.eval.records import read_records
+
+    def runs(root: Path):
+        for cfg in sorted(Path(root).glob("*/config.json")):
+            meta = json.loads(cfg.read_text())
+            if meta["dataset"]["name"] == args.reader_dataset:
+                yield meta, {r["qid"]: r for r in read_records(cfg.parent / "results.jsonl")}
+
+    folds = {m["dataset"]["crossfit"]["fold"]: (m, recs) for m, recs in runs(args.reader_runs_dir)
+             if m["dataset"].get("crossfit")}
+    base = [(m, recs) for m, recs in runs(args.base_runs_dir)
+            if m["axes"].get("config") == args.base_config and not m["dataset"].get("crossfit")]
+    if not folds or len(base) != 1:
+        return {"status": f"not run: {len(folds)} fold runs, {len(base)} base runs of {args.base_config}"}
+    (base_meta, base_recs), = base
+    tuned = {q: r for _, recs in folds.values() for q, r in recs.items()}
+    common = sorted(set(tuned) & set(base_recs))
+    a = [bool(base_recs[q].get("correct")) for q in common]
+    b = [bool(tuned[q].get("correct")) for q in common]
+    return {"dataset": args.reader_dataset, "n": len(common), "base_questions": len(base_recs),
+            "folds": {str(f): {"config": m["axes"].get("config"), "run_id": m["run_id"], "n": len(recs),
+                               "accuracy": round(sum(bool(r.get("correct")) for r in recs.values()) / len(recs), 4)}
+                      for f, (m, recs) in sorted(folds.items())},
+            "base": {"config": args.base_config, "run_id": base_meta["run_id"]},
+            "base_accuracy": acc_row(a), "tuned_accuracy": acc_row(b), "mcnemar": mcnemar_row(a, b)}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", required=True, help="the fine-tuned SentenceTransformer directory")
@@ -309,8 +340,14 @@ def main() -> None:
                     help="the fine-tuned CrossEncoder directory (part 'rerank')")
     ap.add_argument("--reader-config", default="rag-focus-tuned",
                     help="part 'reader': the grounding sweep's config that uses this model (vs rag-focus)")
-    ap.add_argument("--only", choices=["answer", "heldout", "crossfit", "compare", "rerank", "pubmedqa", "reader"],
-                    action="append")
+    ap.add_argument("--only", choices=["answer", "heldout", "crossfit", "compare", "rerank", "pubmedqa", "reader",
+                                       "crossfit-reader"], action="append")
+    ap.add_argument("--reader-runs-dir", type=Path, default=Path(".medground/runs"),
+                    help="part 'crossfit-reader': where the `eval --crossfit-fold F` runs are")
+    ap.add_argument("--base-runs-dir", type=Path, default=Path(".medground/runs"),
+                    help="part 'crossfit-reader': where the base config's run on the same questions is")
+    ap.add_argument("--base-config", default="rag-focus")
+    ap.add_argument("--reader-dataset", default="mirage/medqa")
     ap.add_argument("--against", default="crossfit",
                     help="part 'compare': the variant whose cross-fit models this variant's are paired against")
     ap.add_argument("--fold-model", action="append", default=[],
@@ -347,6 +384,8 @@ def main() -> None:
         data["crossfit_at_k"] = crossfit_at_k(args)
     if "compare" in parts:
         data["crossfit_compare"] = crossfit_against(data, everything, args.against)
+    if "crossfit-reader" in parts:
+        data["crossfit_reader"] = crossfit_reader(args)
     if "rerank" in parts:
         data["rerank_at_k"] = rerank_at_k(args)
     if "pubmedqa" in parts:
@@ -393,6 +432,8 @@ def main() -> None:
         print(f"pubmedqa  MRR@10 base {p['base']['MRR@10']:.4f} tuned {p['fine-tuned']['MRR@10']:.4f} "
               f"({p['mrr_change']:+.4f}), n={p['questions']}")
     print("reader:", data.get("reader"))
+    if "crossfit_reader" in data:
+        print("cross-fit reader:", json.dumps(data["crossfit_reader"]))
 
 
 if __name__ == "__main__":
