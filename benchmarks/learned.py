@@ -385,7 +385,7 @@ def main() -> None:
     if "compare" in parts:
         data["crossfit_compare"] = crossfit_against(data, everything, args.against)
     if "crossfit-reader" in parts:
-        data["crossfit_reader"] = crossfit_reader(args)
+        data.setdefault("crossfit_reader", {})[f"{args.reader_dataset} vs {args.base_config}"] = crossfit_reader(args)
     if "rerank" in parts:
         data["rerank_at_k"] = rerank_at_k(args)
     if "pubmedqa" in parts:
@@ -432,8 +432,8 @@ def main() -> None:
         print(f"pubmedqa  MRR@10 base {p['base']['MRR@10']:.4f} tuned {p['fine-tuned']['MRR@10']:.4f} "
               f"({p['mrr_change']:+.4f}), n={p['questions']}")
     print("reader:", data.get("reader"))
-    if "crossfit_reader" in data:
-        print("cross-fit reader:", json.dumps(data["crossfit_reader"]))
+    if "crossfit-reader" in parts:
+        print("cross-fit reader:", json.dumps(data["crossfit_reader"][f"{args.reader_dataset} vs {args.base_config}"]))
 
 
 if __name__ == "__main__":
