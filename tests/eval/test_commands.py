@@ -29,17 +29,21 @@ def test_missing_factory_is_a_clear_message(tmp_path, monkeypatch):
     assert "no pipeline factory" in msg and "--factory" in msg
 
 
-def test_eval_with_factory_then_report(tmp_path, monkeypatch):
+def _fake_eval_args(tmp_path, skill: str = "1.0", questions: int = 6, n: int = 6):
+    """`eval` on ``questions`` fake MCQs (a subset of ``n``) with the fake pipeline factory."""
     data = tmp_path / "q.jsonl"
     data.write_text("".join(json.dumps({"question": q.question, "options": q.options, "answer_idx": q.answer}) + "\n"
-                            for q in make_questions(12)))
-    monkeypatch.syspath_prepend(str(Path(__file__).parent))
+                            for q in make_questions(questions)))
     cfg = tmp_path / "p.yaml"
-    cfg.write_text("pipeline: rag\nskill: 1.0\n")
+    cfg.write_text(f"pipeline: rag\nskill: {skill}\n")
+    return ["eval", "-d", "medqa-jsonl", "--path", str(data), "-p", str(cfg), "-n", str(n), "--runs-dir",
+            str(tmp_path / "runs"), "--factory", "eval.eval_fakes:make_fake", "--json"]
+
+
+def test_eval_with_factory_then_report(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(Path(__file__).parent))
     runs = tmp_path / "runs"
-    args = ["eval", "-d", "medqa-jsonl", "--path", str(data), "-p", str(cfg), "-n", "8", "--runs-dir", str(runs),
-            "--factory", "eval.eval_fakes:make_fake", "--json"]
-    res = runner.invoke(app, args)
+    res = runner.invoke(app, _fake_eval_args(tmp_path, questions=12, n=8))
     assert res.exit_code == 0, res.output
     (summary,) = json.loads(res.output)["runs"]
     assert summary["n_done"] == 8 and summary["accuracy"] == 1.0
@@ -52,14 +56,8 @@ def test_eval_with_factory_then_report(tmp_path, monkeypatch):
 
 
 def test_eval_of_a_crossfit_fold_reads_only_that_folds_questions(tmp_path, monkeypatch):
-    data = tmp_path / "q.jsonl"
-    data.write_text("".join(json.dumps({"question": q.question, "options": q.options, "answer_idx": q.answer}) + "\n"
-                            for q in make_questions(12)))
     monkeypatch.syspath_prepend(str(Path(__file__).parent))
-    cfg = tmp_path / "p.yaml"
-    cfg.write_text("pipeline: rag\nskill: 1.0\n")
-    base = ["eval", "-d", "medqa-jsonl", "--path", str(data), "-p", str(cfg), "-n", "10", "--runs-dir",
-            str(tmp_path / "runs"), "--factory", "eval.eval_fakes:make_fake", "--json"]
+    base = _fake_eval_args(tmp_path, questions=12, n=10)
     done = [json.loads(runner.invoke(app, [*base, "--crossfit-fold", f]).output)["runs"][0] for f in ("0", "1")]
     assert sum(s["n_done"] for s in done) == 10 and done[0]["run_id"] != done[1]["run_id"]
     bad = runner.invoke(app, [*base, "--crossfit-fold", "2"])
@@ -69,16 +67,6 @@ def test_eval_of_a_crossfit_fold_reads_only_that_folds_questions(tmp_path, monke
 def test_report_on_missing_dir_fails_cleanly(tmp_path):
     res = runner.invoke(app, ["report", str(tmp_path), "--json"])
     assert res.exit_code == 2 and "no run directories" in json.loads(res.output)["error"]
-
-
-def _fake_eval_args(tmp_path, skill: str = "1.0"):
-    data = tmp_path / "q.jsonl"
-    data.write_text("".join(json.dumps({"question": q.question, "options": q.options, "answer_idx": q.answer}) + "\n"
-                            for q in make_questions(6)))
-    cfg = tmp_path / "p.yaml"
-    cfg.write_text(f"pipeline: rag\nskill: {skill}\n")
-    return ["eval", "-d", "medqa-jsonl", "--path", str(data), "-p", str(cfg), "-n", "6", "--runs-dir",
-            str(tmp_path / "runs"), "--factory", "eval.eval_fakes:make_fake", "--json"]
 
 
 def test_a_locked_run_is_a_message_not_a_traceback(tmp_path, monkeypatch):
