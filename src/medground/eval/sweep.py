@@ -58,8 +58,8 @@ def _label(value: Any) -> str:
 
 
 class CrossFitSpec(BaseModel):
-    """The fold of a question as `train biencoder --crossfit-fold` splits them (``fold_of`` its
-    dataset/qid), so a fold's model reads only questions it never trained on."""
+    """The fold of a question as `train biencoder --crossfit-fold` splits them (``question_fold``),
+    so a fold's model reads only questions it never trained on."""
 
     model_config = ConfigDict(extra="forbid")
     fold: int = Field(ge=0)
@@ -238,10 +238,10 @@ def default_loader(spec: DatasetSpec) -> list[Question]:
     qs = subset(qs, spec.subset, seed=spec.seed, stratify_by=spec.stratify_by)
     if spec.crossfit is None:
         return qs
-    from medground.train.feedback import fold_of, question_key
+    from medground.train.feedback import question_fold
 
     cf = spec.crossfit
-    return [q for q in qs if fold_of(question_key(q), cf.folds, cf.seed) == cf.fold]
+    return [q for q in qs if question_fold(q, cf.folds, cf.seed) == cf.fold]
 
 
 @dataclass(slots=True)

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from medground.eval.records import lock_for_writing
 from medground.llm.base import LLM
 from medground.llm.scoring import mcq_messages, score_options
 from medground.schema import Chunk, Passage, Question
@@ -235,8 +236,6 @@ def collect(llm: LLM, engine: PassageSource, questions: Iterable[Question], out:
     settings = settings or FeedbackSettings()
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    from medground.eval.records import lock_for_writing
-
     with out.open("a", encoding="utf-8") as f:
         lock_for_writing(f, out, FeedbackLockedError, " (`train feedback` or `train judge-mined`): wait for it, "
                                                       "or write to another --out")
@@ -325,6 +324,13 @@ def heldout(qid: str, share: float, seed: int = 0) -> bool:
 def fold_of(qid: str, folds: int, seed: int = 0) -> int:
     """A stable fold (0 .. folds-1) by question id, for cross-fitting."""
     return _stable_hash("fold", seed, qid) % folds
+
+
+def question_fold(question: Question, folds: int, seed: int = 0) -> int:
+    """A question's cross-fit fold: training (``mining.crossfit_questions``) and evaluation
+    (a dataset spec's ``crossfit``) must split by this one function, or a fold's model would be
+    read on questions it trained on."""
+    return fold_of(question_key(question), folds, seed)
 
 
 def training_pairs(judgements: Sequence[Judgement], rule: str = "flip", margin: float = 0.1,

@@ -221,13 +221,13 @@ class CrossFit:
 def crossfit_questions(sets: Sequence[str], folds: int, seed: int = 0) -> dict[int, list[Question]]:
     """Every answerable question of ``sets``, by fold."""
     from medground.eval.datasets import load_dataset
-    from medground.train.feedback import fold_of
+    from medground.train.feedback import question_fold
 
     out: dict[int, list[Question]] = {f: [] for f in range(folds)}
     for ds in sets:
         for q in load_dataset(ds):
             if q.options and (q.answer or "") in q.options:
-                out[fold_of(question_key(q), folds, seed)].append(q)
+                out[question_fold(q, folds, seed)].append(q)
     return out
 
 
