@@ -304,13 +304,13 @@ def crossfit_reader(args) -> dict:
     """The grounded reader with the cross-fit retrievers: every run in --reader-runs-dir that read one
     fold (`medground eval --crossfit-fold F`) of --reader-dataset, pooled by question and paired with
     the base config's run on the same questions in --base-runs-dir (exact McNemar)."""
-    from medground.eval.records import read_records
+    from medground.eval.records import read_run
 
     def runs(root: Path):
         for cfg in sorted(Path(root).glob("*/config.json")):
-            meta = json.loads(cfg.read_text())
+            meta, records = read_run(cfg.parent)
             if meta["dataset"]["name"] == args.reader_dataset:
-                yield meta, {r["qid"]: r for r in read_records(cfg.parent / "results.jsonl")}
+                yield meta, {r["qid"]: r for r in records}
 
     folds = {m["dataset"]["crossfit"]["fold"]: (m, recs) for m, recs in runs(args.reader_runs_dir)
              if m["dataset"].get("crossfit")}

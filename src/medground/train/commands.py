@@ -222,7 +222,8 @@ def biencoder(
     batch_size: int = typer.Option(32),
     lr: float = typer.Option(2e-5, min=0.0, help="Peak learning rate (linear warm-up over 10 % of the steps)."),
     threads: Optional[int] = typer.Option(None, min=1, help="Torch CPU threads (default: all cores)."),
-    device: Optional[str] = typer.Option(None, help="cpu or cuda (default: cuda when available, else cpu; pick a GPU with CUDA_VISIBLE_DEVICES)."),
+    device: Optional[str] = typer.Option(
+        None, help="cpu or cuda (default: cuda when available, else cpu; pick a GPU with CUDA_VISIBLE_DEVICES)."),
     answers: Optional[str] = typer.Option(None, help=ANSWERS_HELP),
     seed: int = typer.Option(0),
     crossfit_fold: Optional[int] = typer.Option(
