@@ -1,11 +1,16 @@
-"""Ray, optional (``pip install 'medground[distributed]'``): reach a cluster or start a local one.
+"""Workers for sweeps and index builds: a Ray cluster the user names, or processes on this machine.
 
 Addresses (``--ray ADDRESS``):
-    local               a private Ray on this machine, stopped when the command ends
+    local               worker processes on this machine (``localworkers``), stopped when the
+                        command ends; no Ray is started, and nothing listens on the network
     auto                the cluster running on this machine (``ray start``) or $RAY_ADDRESS;
-                        a private local one when there is none
+                        local worker processes when there is none
     HOST:PORT           a cluster's GCS address (``ray start --head`` prints it)
     ray://HOST:PORT     a cluster through Ray Client
+
+A private local Ray is never started: its servers listen on every interface (``localworkers``
+says why), which would let anyone who reaches this host run code here. Ray
+(``pip install 'medground[distributed]'``) is needed only for a named cluster.
 
 An address that cannot be reached is an error naming it, raised before anything is started
 or written (a plain TCP probe: ``ray.init`` itself would retry for ~20 s and then raise a
@@ -17,17 +22,16 @@ from __future__ import annotations
 import logging
 import os
 import socket
-import sys
 from types import ModuleType, TracebackType
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from medground.localworkers import LocalWorkers
+
 log = logging.getLogger(__name__)
 
 _LOCAL = {"", "local"}
-# A private local Ray only carries shards of questions, records and embedding batches.
-_LOCAL_OBJECT_STORE_BYTES = 256 * 1024**2
 
 
 class RayUnavailableError(RuntimeError):
@@ -75,29 +79,36 @@ def check_reachable(address: str, timeout_s: float = 5.0) -> None:
 
 
 class RayCluster:
-    """Context manager: connected to Ray inside, and a local Ray it started is stopped after.
-    A process already connected to Ray (a test fixture, a notebook) keeps its connection."""
+    """Context manager: connected to a Ray cluster inside (``ray`` set), or local worker
+    processes (``local`` set, ``ray`` None); local workers are stopped after. A process already
+    connected to Ray (a notebook) keeps its connection when it names that cluster or ``auto``."""
 
     def __init__(self, settings: RaySettings | None = None):
         self.settings = settings or RaySettings()
         self.ray: Any = None
+        self.local: LocalWorkers | None = None
         self.workers = 0
         self._started = False
 
     def __enter__(self) -> RayCluster:
         s = self.settings
         address = s.address.strip()
-        named = address.lower() not in _LOCAL | {"auto"}
+        if address.lower() in _LOCAL:
+            return self._start_local()
+        named = address.lower() != "auto"
         if named:  # before importing Ray: a typo must not cost a Ray start
             check_reachable(address, s.connect_timeout_s)
-        ray = self.ray = import_ray()
-        if not ray.is_initialized():
-            if named:
+            ray = self.ray = import_ray()
+            if not ray.is_initialized():
                 self._init(f"cannot connect to the Ray cluster at {address!r}", address=address)
-            elif address.lower() == "auto" and self._try_running_cluster():
-                pass
-            else:
-                self._start_local()
+        else:
+            try:
+                ray = self.ray = import_ray()
+            except RayUnavailableError:
+                return self._start_local()
+            if not ray.is_initialized() and not self._try_running_cluster():
+                self.ray = None
+                return self._start_local()
         cpus = int(ray.cluster_resources().get("CPU", 1))
         self.workers = s.workers or cpus
         if self.workers > cpus:
@@ -121,16 +132,18 @@ class RayCluster:
         self._started = True
         return True
 
-    def _start_local(self) -> None:
-        cpus = max(self.settings.workers or 0, os.cpu_count() or 1)
-        # Local workers import what this process imports (a test's or a benchmark's factory
-        # module included); Ray itself only adds the working directory and the script's.
-        path = os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))
-        self._init("cannot start a local Ray", address="local", num_cpus=cpus, object_store_memory=_LOCAL_OBJECT_STORE_BYTES,
-                   runtime_env={"env_vars": {"PYTHONPATH": path}})
+    def _start_local(self) -> RayCluster:
+        # Spawned workers inherit this process's sys.path (a test's or a benchmark's factory
+        # module included).
+        self.local = LocalWorkers(self.settings.workers or os.cpu_count() or 1).__enter__()
+        self.workers = self.local.n
+        return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
+        if self.local is not None:
+            self.local.__exit__(exc_type, exc, tb)
+            self.local = None
         if self._started:
             self.ray.shutdown()
             self._started = False

@@ -1,5 +1,6 @@
-"""Sweeps on Ray workers: a local Ray (2 CPUs) started once for this module. Identical records
-to a serial run, a lost worker loses nothing written, and a bad address is a clear error."""
+"""Sweeps on workers: local worker processes (``--ray local``, no Ray and no network socket) and
+Ray actors of a cluster this process is connected to. Identical records to a serial run, a lost
+worker loses nothing written, and a bad address is a clear error."""
 
 import json
 from pathlib import Path
@@ -22,11 +23,48 @@ GRID = {"datasets": [{"name": "fake"}], "base": {"skill": 0.5, "parse_fail_every
 
 
 @pytest.fixture(scope="module")
-def ray_local():
-    pytest.importorskip("ray")
-    # The project's own local start (workers get this process's import path: eval.eval_fakes).
-    with RayCluster(RaySettings(address="local", workers=2)) as cluster:
-        yield cluster
+def ray_connected():
+    """A Ray this process is already connected to (as in a notebook), used through ``auto``.
+    The project never starts one itself (its servers would listen on every interface)."""
+    ray = pytest.importorskip("ray")
+    import os
+    import sys
+
+    path = os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))  # workers import eval.eval_fakes
+    ray.init(address="local", num_cpus=2, include_dashboard=False, object_store_memory=256 * 1024**2,
+             runtime_env={"env_vars": {"PYTHONPATH": path}})
+    try:
+        with RayCluster(RaySettings(address="auto", workers=2)) as cluster:
+            yield cluster
+    finally:
+        ray.shutdown()
+
+
+def _listening(pid: int) -> set[tuple[str, int]]:
+    """(address, port) of every listening TCP socket of ``pid`` and its descendants."""
+    psutil = pytest.importorskip("psutil")
+    root = psutil.Process(pid)
+    out = set()
+    for proc in [root, *root.children(recursive=True)]:
+        try:
+            conns = proc.net_connections(kind="inet")
+        except psutil.NoSuchProcess:
+            continue
+        out |= {(c.laddr.ip, c.laddr.port) for c in conns if c.status == psutil.CONN_LISTEN}
+    return out
+
+
+def test_local_workers_listen_on_nothing(tmp_path, monkeypatch):
+    import os
+
+    monkeypatch.syspath_prepend(str(Path(__file__).parent))
+    before = _listening(os.getpid())
+    with RayExecutor(RayExecutorSettings(ray=RaySettings(address="local", workers=2))) as ex:
+        records = list(ex.answers("k", lambda: make_fake({"skill": 0.5}), make_questions(6)))
+        assert len(ex._cluster.local.pids()) == 2  # the workers are up while we look
+        assert _listening(os.getpid()) == before
+        assert ex._cluster.ray is None
+    assert sorted(r.qid for r in records) == [q.qid for q in make_questions(6)]
 
 
 def test_host_port_and_unreachable_address_is_named():
@@ -53,35 +91,47 @@ def test_cli_bad_ray_address_fails_before_writing_and_keeps_records(tmp_path, mo
     assert {p: p.read_bytes() for p in runs.rglob("*") if p.is_file()} == before
 
 
-def test_ray_sweep_records_identical_to_serial(ray_local, tmp_path, monkeypatch):
+@pytest.mark.parametrize("address", ["local", "auto"])
+def test_sweep_on_workers_records_identical_to_serial(address, request, tmp_path, monkeypatch):
+    if address == "auto":
+        request.getfixturevalue("ray_connected")
     monkeypatch.syspath_prepend(str(Path(__file__).parent))
     settings = SweepSettings.model_validate(GRID)
     load = lambda spec: make_questions(30)  # noqa: E731
     serial = run_sweep(settings, make_fake, tmp_path / "serial", load_questions=load, progress=False)
-    with RayExecutor(RayExecutorSettings(ray=RaySettings(workers=2), concurrency=2, shard_size=4)) as ex:
+    with RayExecutor(RayExecutorSettings(ray=RaySettings(address=address, workers=2), concurrency=2,
+                                         shard_size=4)) as ex:
         assert ex.workers == 2
+        assert (ex._cluster.ray is None) == (address == "local")
         dist = run_sweep(settings, make_fake, tmp_path / "ray", load_questions=load, progress=False, executor=ex)
     assert not dist.failures and [s.run_id for s in dist.summaries] == [s.run_id for s in serial.summaries]
     for s in serial.summaries:
         assert comparable(tmp_path / "serial" / s.run_id) == comparable(tmp_path / "ray" / s.run_id)
-    assert ray_local.ray.is_initialized()  # an executor does not stop a Ray it did not start
+    if address == "auto":
+        import ray
+
+        assert ray.is_initialized()  # an executor does not stop a Ray it did not start
 
 
-def test_lost_worker_loses_nothing_written_and_resume_completes(ray_local, tmp_path):
+@pytest.mark.parametrize("address", ["local", "auto"])
+def test_lost_worker_loses_nothing_written_and_resume_completes(address, request, tmp_path, monkeypatch):
+    if address == "auto":
+        request.getfixturevalue("ray_connected")
+    monkeypatch.syspath_prepend(str(Path(__file__).parent))
     flag = tmp_path / "crash.flag"
     flag.touch()
     qs = make_questions(16)
     config = {"skill": 0.6, "crash": {"at": "q006", "flag": str(flag)}}
     run_dir = tmp_path / "r"
-    with RayExecutor(RayExecutorSettings(ray=RaySettings(workers=2), shard_size=4)) as ex:
+    with RayExecutor(RayExecutorSettings(ray=RaySettings(address=address, workers=2), shard_size=4)) as ex:
         # q006 kills its worker, and again on Ray's retry: its shard (q004-q007) is lost (and a
         # shard queued behind it on the same worker may be too); the other worker's are recorded.
-        with pytest.raises(WorkerLostError, match="on Ray workers that died"):
+        with pytest.raises(WorkerLostError, match="workers that died"):
             run_questions(lambda: make_fake(config), qs, run_dir, {"run_id": "r"}, progress=False, executor=ex)
         done = [r["qid"] for r in read_records(run_dir / "results.jsonl", latest=False)]
         assert len(done) == len(set(done)) and not {"q004", "q005", "q006", "q007"} & set(done)
         assert {"q000", "q001", "q002", "q003"} <= set(done)
-        # Worker killed once: Ray restarts it and retries the shard.
+        # Worker killed once: it is restarted and the shard retried.
         flag.touch()
         once = {**config, "crash": {**config["crash"], "once": True}}
         s = run_questions(lambda: make_fake(once), qs, run_dir, {"run_id": "r"}, progress=False, executor=ex)
@@ -92,7 +142,7 @@ def test_lost_worker_loses_nothing_written_and_resume_completes(ray_local, tmp_p
     assert comparable(run_dir) == comparable(tmp_path / "serial")
 
 
-def test_cli_sweep_with_ray(ray_local, tmp_path, monkeypatch):
+def test_cli_sweep_with_local_workers(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(Path(__file__).parent))
     data = tmp_path / "q.jsonl"
     data.write_text("".join(json.dumps({"question": q.question, "options": q.options, "answer_idx": q.answer}) + "\n"

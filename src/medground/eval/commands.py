@@ -107,7 +107,8 @@ def _executor(ray: str | None, workers: int | None, concurrency: int) -> Context
 
 
 _CONCURRENCY_HELP = "Questions in flight per run (per Ray worker with --ray); default: the sweep's `concurrency`, else 1."
-_RAY_HELP = "Answer on Ray workers: local (a Ray on this machine), auto (a running cluster, else local) or HOST:PORT."
+_RAY_HELP = ("Answer on workers: local (worker processes on this machine; nothing listens on the network), "
+             "auto (a running Ray cluster, else local) or HOST:PORT / ray://HOST:PORT of a Ray cluster.")
 
 
 def _load_mapping(path: Path) -> dict[str, Any]:

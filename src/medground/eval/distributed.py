@@ -1,6 +1,7 @@
-"""Questions answered on Ray workers; this process stays the only writer of the run records.
+"""Questions answered on workers (Ray actors, or local worker processes for ``--ray local``);
+this process stays the only writer of the run records.
 
-One actor per worker (``num_cpus=1``) holds the pipelines it has built, one per run, each
+One worker (a Ray actor with ``num_cpus=1``, or a local process) holds the pipelines it has built, one per run, each
 built once from the run's factory (``make_pipeline(run config)`` in a sweep), so a model
 loads once per worker, not per question. A run's remaining questions are cut into shards; each
 actor has at most two shards queued, so it never waits for the driver between shards, and the
@@ -8,7 +9,7 @@ shards of a sweep's runs go through the same pool one run after another.
 
 A shard's records come back when the shard is done and are appended (fsync'd) by the runner
 at once. A worker that dies takes only its shards in flight with it: Ray restarts the actor
-and retries the shard once; a shard that is lost anyway ends the run with
+(or this module restarts the local process) and retries the shard once; a shard that is lost anyway ends the run with
 ``WorkerLostError`` after every other shard is recorded, and a resume answers what is missing.
 """
 
@@ -24,6 +25,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from medground.eval.records import RunRecord
+from medground.localworkers import BrokenProcessPool, LocalWorkers, dumps_callable, loads_callable
 from medground.eval.runner import Pipeline, RunAbortedError, make_executor
 from medground.raycluster import RayCluster, RaySettings
 from medground.schema import Question
@@ -61,6 +63,13 @@ class QuestionWorker:
         return list(make_executor(concurrency).answers(key, lambda: pipe, shard))
 
 
+_LOCAL_WORKER = QuestionWorker()  # in a local worker process: its pipelines, by run
+
+
+def _answer_shard_local(key: str, make_blob: bytes, shard: Sequence[Question], concurrency: int) -> list[RunRecord]:
+    return _LOCAL_WORKER.answer_shard(key, lambda: loads_callable(make_blob)(), shard, concurrency)
+
+
 class RayExecutor:
     """A ``QuestionExecutor`` over a pool of Ray actors; use it as a context manager.
 
@@ -79,6 +88,9 @@ class RayExecutor:
 
     def __enter__(self) -> RayExecutor:
         cluster = self._cluster.__enter__()
+        if cluster.local is not None:
+            self._actors = list(range(cluster.local.n))  # worker indexes
+            return self
         try:
             # max_restarts=-1: a worker that dies comes back for the next shards;
             # max_task_retries=1: its shard in flight is tried once more, not forever.
@@ -92,8 +104,9 @@ class RayExecutor:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         ray = self._cluster.ray
-        for actor in self._actors:
-            ray.kill(actor)
+        if ray is not None:
+            for actor in self._actors:
+                ray.kill(actor)
         self._actors = []
         self._cluster.__exit__(exc_type, exc, tb)
 
@@ -106,6 +119,9 @@ class RayExecutor:
     def answers(self, key: str, make: Callable[[], Pipeline], todo: Sequence[Question]) -> Iterator[RunRecord]:
         if not self._actors:
             raise RuntimeError("RayExecutor is not open; use it as a context manager")
+        if self._cluster.local is not None:
+            yield from self._answers_local(self._cluster.local, key, make, todo)
+            return
         ray = self._cluster.ray
         from ray.exceptions import RayActorError
 
@@ -146,4 +162,50 @@ class RayExecutor:
         if lost:
             raise WorkerLostError(
                 f"run {key}: {len(lost)} questions were on Ray workers that died and have no record "
+                f"(first: {', '.join(lost[:5])}); everything else is recorded - run the sweep again to answer them")
+
+    def _answers_local(self, local: LocalWorkers, key: str, make: Callable[[], Pipeline],
+                       todo: Sequence[Question]) -> Iterator[RunRecord]:
+        """As on Ray: at most two shards queued per worker; a worker that dies is restarted and
+        each of its shards in flight is tried once more."""
+        from concurrent.futures import FIRST_COMPLETED, wait
+
+        size = self._shard_size(len(todo))
+        shards = deque((list(todo[i:i + size]), 0) for i in range(0, len(todo), size))
+        try:
+            blob = dumps_callable(make)
+        except TypeError as exc:
+            raise TypeError(f"run {key}: {exc}") from None
+        pending: dict[Any, tuple[int, int, list[Question], int]] = {}  # future -> worker, generation, shard, tries
+        queued = [0] * local.n
+        lost: list[str] = []
+        try:
+            while shards or pending:
+                for i in range(local.n):
+                    while shards and queued[i] < _QUEUED_PER_ACTOR:
+                        shard, tries = shards.popleft()
+                        fut, gen = local.submit(i, _answer_shard_local, key, blob, shard, self.settings.concurrency)
+                        pending[fut] = (i, gen, shard, tries)
+                        queued[i] += 1
+                done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
+                for fut in done:
+                    i, gen, shard, tries = pending.pop(fut)
+                    queued[i] -= 1
+                    try:
+                        records: list[RunRecord] = fut.result()
+                    except BrokenProcessPool:
+                        local.restart(i, gen)
+                        if tries == 0:
+                            shards.appendleft((shard, 1))
+                        else:
+                            log.warning("run %s: a local worker died with %d questions", key, len(shard))
+                            lost.extend(q.qid for q in shard)
+                        continue
+                    yield from records
+        finally:
+            for fut in pending:  # an aborted run: drop the shards not yet answered
+                fut.cancel()
+        if lost:
+            raise WorkerLostError(
+                f"run {key}: {len(lost)} questions were on local workers that died and have no record "
                 f"(first: {', '.join(lost[:5])}); everything else is recorded - run the sweep again to answer them")

@@ -153,8 +153,9 @@ def build(
     precision: str = typer.Option("fp32", help="dense, sentence-transformers: fp32 or bf16 (matrix products in "
                                                "bfloat16: ~1.8x faster on a CPU with AVX512-BF16/AMX)"),
     ray: str = typer.Option(None, "--ray", metavar="ADDRESS",
-                            help="dense: embed on Ray workers: local, auto (a running cluster, else local) or HOST:PORT"),
-    ray_workers: int = typer.Option(None, min=1, help="Ray workers (default: the cluster's CPUs)"),
+                            help="dense: embed on workers: local (processes on this machine, no network), "
+                                 "auto (a running Ray cluster, else local) or HOST:PORT of a Ray cluster"),
+    ray_workers: int = typer.Option(None, min=1, help="workers (default: the cluster's or this machine's CPUs)"),
     as_json: bool = typer.Option(False, "--json", help="print a JSON summary"),
 ) -> None:
     """Build (or rebuild) indexes over the chunk store; unchanged chunks reuse cached embeddings."""
