@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from importlib import resources
 from pathlib import Path
 
 
@@ -42,5 +43,10 @@ def home(explicit: str | Path | None = None) -> Path:
     return p
 
 
-# The configs shipped with the project (an editable install reads them from the checkout).
-SHIPPED_CONFIGS = Path(__file__).resolve().parents[2] / "configs" / "pipelines"
+def shipped_configs(kind: str = "pipelines") -> Path:
+    """The configs shipped inside the package (``pipelines`` or ``sweeps``): package data, so a
+    wheel install has them as well as a checkout (where ``configs/`` links to them)."""
+    return Path(str(resources.files("medground").joinpath("configs", kind)))
+
+
+SHIPPED_CONFIGS = shipped_configs("pipelines")

@@ -1,4 +1,4 @@
-"""`index build --ray`: chunks embedded on Ray workers give the serial build's vectors."""
+"""`index build --ray local`: chunks embedded on local worker processes give the serial build's vectors."""
 
 import json
 from pathlib import Path
@@ -37,8 +37,7 @@ def _vectors(directory) -> np.ndarray:
     return index.reconstruct_n(0, index.ntotal)
 
 
-def test_build_dense_on_ray_equals_serial(source, tmp_path, monkeypatch):
-    pytest.importorskip("ray")
+def test_build_dense_on_local_workers_equals_serial(source, tmp_path, monkeypatch):
     args = ["build", "--retrievers", "dense", "--embedder", "onnx-minilm", "--json"]
     res = runner.invoke(commands.app, [*args, "--ray", "local", "--ray-workers", "2"])
     assert res.exit_code == 0, res.output

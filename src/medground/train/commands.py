@@ -24,7 +24,7 @@ def candidates(
     dataset: str = typer.Option("medagents/medmcqa", help="A multiple-choice set with gold letters."),
     subset: Optional[int] = typer.Option(400, help="Seeded subset size (0 = all)."),
     seed: int = typer.Option(0),
-    config: Path = typer.Option(Path("configs/pipelines/feedback.yaml"), help="Pipeline YAML whose retrieve section is used."),
+    config: str = typer.Option("feedback", help="Pipeline config (a shipped name or a YAML path) whose retrieve section is used."),
     passages: int = typer.Option(16, min=1, help="Passages stored per question."),
 ) -> None:
     """Retrieve and store each question's passages, so `train feedback --candidates` can judge them
@@ -55,7 +55,7 @@ def mine(
                                   "near-duplicates are dropped from every mined set."),
     near_duplicate: float = typer.Option(0.6, min=0.0, max=1.0,
                                          help="Also drop questions with word-set Jaccard >= this to an excluded one."),
-    config: Path = typer.Option(Path("configs/pipelines/feedback.yaml"), help="Pipeline YAML whose retrieve section is used."),
+    config: str = typer.Option("feedback", help="Pipeline config (a shipped name or a YAML path) whose retrieve section is used."),
     passages: int = typer.Option(20, min=1, help="The question's own passages stored (hard negatives)."),
     mined: int = typer.Option(20, min=1, help="Passages stored per mining query (question + gold option text, then "
                                               "the gold text alone; positives only)."),
@@ -86,8 +86,8 @@ def feedback(
     dataset: str = typer.Option("medagents/medmcqa", help="A multiple-choice set with gold letters."),
     subset: Optional[int] = typer.Option(200, help="Seeded subset size (0 = all)."),
     seed: int = typer.Option(0),
-    config: Path = typer.Option(Path("configs/pipelines/rag.yaml"),
-                                help="Pipeline YAML whose llm and retrieve sections are used."),
+    config: str = typer.Option("rag",
+                                help="Pipeline config (a shipped name or a YAML path) whose llm and retrieve sections are used."),
     model: Optional[str] = typer.Option(None, help="Override the config's LLM."),
     backend: Optional[str] = typer.Option(None, help="Override the config's LLM backend (local | openai | transformers)."),
     passages: int = typer.Option(8, min=1, help="Retrieved passages judged per question."),
@@ -135,7 +135,7 @@ def judge_mined(
     mined_files: list[Path] = typer.Option(..., "--mined", exists=True, dir_okay=False,
                                            help="From `train mine` (repeat; question ids must not repeat)."),
     out: Path = typer.Option(..., help="Feedback JSONL to write (resumes if it exists)."),
-    config: Path = typer.Option(Path("configs/pipelines/rag.yaml"), help="Pipeline YAML whose llm section is used."),
+    config: str = typer.Option("rag", help="Pipeline config (a shipped name or a YAML path) whose llm section is used."),
     model: Optional[str] = typer.Option(None, help="Override the config's LLM."),
     backend: Optional[str] = typer.Option(None, help="Override the config's LLM backend (local | openai | transformers)."),
     max_positives: int = typer.Option(2, min=1, help="Answer-stating passages judged per question (as in training)."),
