@@ -1,0 +1,1 @@
+"""Readers: what turns retrieved evidence into a reply (the consultation reader first)."""
