@@ -178,7 +178,8 @@ class Question:
         return bool(self.options)
 
 
-Outcome = Literal["answered", "parse_failure", "insufficient_evidence", "error"]
+# needs_clarification: the input cannot be answered as asked (a consultation naming no medicine).
+Outcome = Literal["answered", "parse_failure", "insufficient_evidence", "needs_clarification", "error"]
 
 
 @dataclass(slots=True)

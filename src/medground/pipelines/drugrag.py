@@ -43,6 +43,7 @@ from medground.pipelines.support import (
     unaddressed_terms,
     vocabulary,
 )
+from medground.reading.consult import ConsultReplySettings
 from medground.retrieve.engine import RetrievalEngine
 from medground.schema import Answer, Citation, Evidence, Query, Question
 
@@ -59,7 +60,11 @@ class DrugRagSettings(BaseModel):
     # server answers without tool_calls; "schema" skips straight to that prompt.
     tool_mode: Literal["auto", "native", "schema"] = "auto"
     distill_max_tokens: int = Field(64, ge=8)
-    answer: Literal["extractive", "generate"] = "extractive"
+    # "reply": the subject drug's entry chosen by question type and item match, answered by a
+    # deterministic reply (reading/consult.py; no LLM call); "extractive" quotes the entry the
+    # LLM support pass chose; "generate" lets the LLM write.
+    answer: Literal["reply", "extractive", "generate"] = "extractive"
+    reply: ConsultReplySettings = Field(default_factory=ConsultReplySettings)
     # Support = 1 - P(no entry answers); below this the pipeline abstains. None = never abstain
     # (except when the database matched nothing). 0.537: fitted on the development half of
     # benchmarks/reader.py's drug-record questions with the 1.5B model (refit for another model).
@@ -104,6 +109,7 @@ class DrugRagPipeline:
         self.reader = reader or ReaderSettings()
         self._vocabulary: frozenset[str] | None = None  # the address check's, built on first use
         self._by_display: dict | None = None
+        self._reader = None  # reading.consult.ConsultReader, built on first use
 
     def subjects(self, dialogue: str) -> list:
         from medground.retrieve.drug_subject import resolve_subjects, user_turns
@@ -181,6 +187,10 @@ class DrugRagPipeline:
             meta["tool_call"] = {"name": "search_engine", "arguments": {"keywords": query.text}}
         if dropped:
             meta["dropped_turns"] = dropped
+        if self.settings.answer == "reply" and not question.is_multiple_choice:
+            answer = self.reply_to(dialogue, info.get("candidates") or [], meta, tally)
+            answer.queries = [query]
+            return tally.finish(answer, started)
         unknown = None if info.get("candidates") else self.unknown_drug(query.text)
         if unknown is not None:
             unknown.metadata.update(meta)
@@ -198,6 +208,42 @@ class DrugRagPipeline:
             answer = self.read(dialogue, evidence, tally, meta)
         answer.queries = [query]
         return tally.finish(answer, started)
+
+    def consult_reader(self):
+        if self._reader is None:
+            from medground.reading.consult import ConsultReader
+            from medground.reading.consult_typer import load_consult_typer
+
+            typer = load_consult_typer()
+            self._reader = ConsultReader(self.engine.retriever("drugs").retriever, typer, typer.embedder,
+                                         self.settings.reply)
+        return self._reader
+
+    def reply_to(self, dialogue: str, candidates: list[str], meta: dict, tally: Tally) -> Answer:
+        """The reply mode: no subject drug → the unknown-drug message or a question back."""
+        from medground.retrieve.drug_subject import user_turns
+
+        turns = user_turns(dialogue) or [dialogue]
+        if not candidates:
+            unknown = self.unknown_drug(dialogue)
+            if unknown is not None:
+                unknown.metadata.update(meta)
+                return unknown
+        reader = self.consult_reader()
+        subject = candidates[0] if candidates else None
+        named = reader.drugs.find_drugs(turns[-1])
+        # Two drugs named in the question: it is about taking them together.
+        others = [m.drug_id for m in named if m.drug_id != subject] if len(named) >= 2 else []
+        with tally.stage("read"):
+            r = reader.reply(turns, subject, others)
+        ranked = [{"drug": c.drug.drug_id, "type": c.attribute.type.value, "p_type": round(c.p_type, 4),
+                   "best_item": c.best.text if c.best else None,
+                   "similarity": round(c.best.similarity, 4) if c.best else None, "score": round(c.score, 4)}
+                  for c in r.ranked[:5]]
+        return Answer(outcome=r.outcome, text=r.text, citations=r.citations,
+                      metadata={**meta, "reply": {"first_sentence": r.first_sentence, "matched": r.matched,
+                                                  "quotes": r.quotes, "p_none": round(r.p_none, 4),
+                                                  "reason": r.reason, "ranked": ranked}})
 
     def support(self, dialogue: str, evidence: Evidence, tally: Tally) -> Support:
         """Which entry answers the consultation ("0" = none), from one forward pass."""

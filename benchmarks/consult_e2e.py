@@ -1,0 +1,328 @@
+"""Consultation replies judged end to end (issue 27). Merges sections into
+benchmarks/results/consult.json; imports only the package.
+
+  typer   The reply's typer (reading/consult_typer.py: attribute types plus "none", a question
+          no entry answers) trained on Medication QA's development part only; accuracy on the
+          frozen test part (reading/splits.py). Writes src/medground/reading/data/consult_typer.npz.
+  e2e     The drugrag pipeline (a shipped config) on three sets, dev or test part:
+          written    benchmarks/data/consult_written.jsonl (multi-turn, written apart from the
+                     project; see its header in docs/benchmarks.md)
+          medqa      Medication QA single-turn questions whose drug is in the database
+          generated  eval/dialogues.py dialogues built from Medication QA test-part questions
+          Per set: the reply's cited entry right at drug and drug + attribute level, rubric checks
+          (first sentence names the asked item when the entry has it; yes/no agrees with the
+          entry; no quoted text outside the cited entries), wrong and right abstention, seconds.
+
+    python benchmarks/consult_e2e.py typer
+    python benchmarks/consult_e2e.py e2e --split dev [--config drugrag] [--sets written,medqa,generated]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results" / "consult.json"
+WRITTEN = ROOT / "benchmarks" / "data" / "consult_written.jsonl"
+
+
+def machine() -> dict:
+    return {"cpu_count": os.cpu_count(), "load_1min_at_end": round(os.getloadavg()[0], 2),
+            "python": platform.python_version(), "when": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
+
+
+def save(section: str, payload: dict) -> None:
+    data = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+    data[section] = {**payload, "machine": machine(), "command": "python " + " ".join(sys.argv)}
+    RESULTS.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+def rate(flags: list[bool]) -> dict:
+    from medground.eval.metrics import wilson_ci
+
+    n = len(flags)
+    if not n:
+        return {"n": 0, "k": 0, "rate": None, "ci95": None}
+    ci = wilson_ci(flags)
+    return {"n": n, "k": int(sum(flags)), "rate": round(sum(flags) / n, 4), "ci95": [round(ci.low, 4), round(ci.high, 4)]}
+
+
+# --- typer ---------------------------------------------------------------------------------
+def typer_cmd(args) -> None:
+    from medground.eval.datasets import load_dataset
+    from medground.index.embedders import EmbedderSettings, load_embedder
+    from medground.reading.consult_typer import MODEL_PATH, ConsultTyper, label_of, train
+    from medground.reading.splits import medication_qa_split
+    from medground.retrieve.drug_intent import EMBEDDER_KIND
+
+    items = [(q, label_of(q.metadata["question_type"])) for q in load_dataset("medication-qa")]
+    items = [(q, lab) for q, lab in items if lab is not None]
+    dev = [(q, lab) for q, lab in items if medication_qa_split(q.qid) == "dev"]
+    test = [(q, lab) for q, lab in items if medication_qa_split(q.qid) == "test"]
+    embedder = load_embedder(EmbedderSettings(kind=EMBEDDER_KIND, threads=2))
+    xd = embedder.encode_queries([q.question for q, _ in dev])
+    model = train(xd, [lab for _, lab in dev], c=args.c)
+    typer = ConsultTyper(model, embedder)
+    xt = embedder.encode_queries([q.question for q, _ in test])
+    probs = model.probabilities(xt)
+    pred = [model.classes[i] for i in probs.argmax(axis=1)]
+    gold = [lab for _, lab in test]
+    top2 = [g in {model.classes[i] for i in np.argsort(-row)[:2]} for g, row in zip(gold, probs)]
+    none_gold = [g == "none" for g in gold]
+    none_pred = [p == "none" for p in pred]
+    tp = sum(a and b for a, b in zip(none_gold, none_pred))
+    out = {"dev_n": len(dev), "test_n": len(test), "classes": model.classes,
+           "dev_counts": dict(Counter(lab for _, lab in dev)),
+           "test_accuracy@1": rate([p == g for p, g in zip(pred, gold)]), "test_accuracy@2": rate(top2),
+           "none_precision": round(tp / max(1, sum(none_pred)), 4), "none_recall": round(tp / max(1, sum(none_gold)), 4),
+           "none_test_n": sum(none_gold), "C": args.c, "model": str(MODEL_PATH.relative_to(ROOT))}
+    model.save(MODEL_PATH)
+    assert typer.probabilities("what is lisinopril for")  # the saved model loads and runs
+    save("e2e_typer", out)
+    print(json.dumps(out, indent=2))
+
+
+# --- sets ----------------------------------------------------------------------------------
+def written_items(split: str) -> list[dict]:
+    from medground.reading.splits import split_of
+
+    rows = [json.loads(line) for line in WRITTEN.read_text().splitlines() if line.strip()]
+    out = []
+    for r in rows:
+        if split_of(f"consult-written/{r['id']}", seed=27, test_share=0.5) != split:
+            continue
+        turns = r["turns"]
+        text = "\n".join(f"{'Patient' if t['role'] == 'patient' else 'Pharmacist'}: {t['text']}" for t in turns)
+        out.append({"id": r["id"], "dialogue": text, "subject": r["subject"], "attribute": r["attribute"],
+                    "terms": r.get("clinical_terms") or [], "kind": r.get("question_kind"),
+                    "unanswerable": bool(r.get("unanswerable"))})
+    return out
+
+
+def medqa_items(split: str, store) -> list[dict]:
+    from medground.eval.datasets import load_dataset
+    from medground.reading.consult_typer import NONE, label_of
+    from medground.reading.splits import medication_qa_split
+    from medground.retrieve.drugs import DrugRetriever
+
+    retriever = DrugRetriever(store)
+    out = []
+    for q in load_dataset("medication-qa"):
+        if medication_qa_split(q.qid) != split:
+            continue
+        lab = label_of(q.metadata["question_type"])
+        if lab is None:
+            continue
+        hits = retriever.find_drugs(q.metadata["focus_drug"])
+        exact = [m for m in hits if m.how.startswith("exact")]
+        if not exact:
+            continue
+        drug = exact[0].drug_id
+        held = {a.type.value for a in retriever.attributes if a.drug_id == drug}
+        # A type the drug has no entry of is as unanswerable here as a "none" question.
+        unanswerable = lab == NONE or lab not in held
+        out.append({"id": f"mqa-{q.qid}", "dialogue": q.question, "subject": drug,
+                    "attribute": None if unanswerable else lab, "terms": [], "kind": None,
+                    "unanswerable": unanswerable})
+    return out
+
+
+def generated_items(split: str) -> list[dict]:
+    from medground.eval import dialogues
+    from medground.eval.datasets import load_dataset
+    from medground.index.drugstore import DrugStore
+    from medground.reading.splits import medication_qa_split
+    from medground.retrieve.drugs import DrugRetriever
+
+    store = DrugStore()
+    retriever = DrugRetriever(store)
+
+    def exact(name: str):
+        from medground.corpus.drugs import normalize_name
+
+        hits = retriever.names.get(normalize_name(name).strip(), [])
+        return hits[0][0] if hits else None
+
+    eligible = dialogues.eligible(load_dataset("medication-qa"), store.drugs(), store.attributes(), exact)
+    out = []
+    for d in dialogues.generate(eligible, store.drugs(), seed=0):
+        if medication_qa_split(d.source_qid) != split:
+            continue
+        out.append({"id": d.qid, "dialogue": d.text, "subject": d.drug_id, "attribute": d.attribute.value,
+                    "terms": [], "kind": None, "unanswerable": False})
+    return out
+
+
+def as_question(item: dict):
+    from medground.schema import Question
+
+    lines = item["dialogue"].splitlines()
+    return Question(qid=item["id"], dataset="consult", question=lines[-1], context="\n".join(lines[:-1]))
+
+
+def load_sets(names: list[str], split: str, n: int) -> dict[str, list[dict]]:
+    from medground.index.drugstore import DrugStore
+
+    store = DrugStore()
+    makers = {"written": lambda: written_items(split), "medqa": lambda: medqa_items(split, store),
+              "generated": lambda: generated_items(split)}
+    out = {}
+    for name in names:
+        items = makers[name]()
+        if n:
+            import random
+
+            random.Random(0).shuffle(items)
+            items = items[:n]
+        out[name] = items
+    return out
+
+
+def fit_cmd(args) -> None:
+    """Fit the reply's weights on the dev split of the chosen sets (never the test split)."""
+    from medground.index.drugstore import DrugStore
+    from medground.reading.consult import ConsultReader
+    from medground.reading.consult_fit import FitExample, fit
+    from medground.reading.consult_typer import load_consult_typer
+    from medground.retrieve.drug_subject import resolve_subjects, user_turns
+    from medground.retrieve.drugs import DrugRetriever
+
+    drugs = DrugRetriever(DrugStore())
+    typer = load_consult_typer()
+    reader = ConsultReader(drugs, typer, typer.embedder)
+    sets = load_sets(args.sets.split(","), "dev", args.n)
+    examples, weights, per_set = [], [], Counter()
+    for name, items in sets.items():
+        for it in items:
+            turns = user_turns(it["dialogue"])
+            subj = resolve_subjects(drugs, turns)
+            if not subj:
+                continue
+            named = drugs.find_drugs(turns[-1])
+            others = [m.drug_id for m in named if m.drug_id != subj[0].drug_id] if len(named) >= 2 else []
+            examples.append(FitExample(turns, subj[0].drug_id, others, None if it["unanswerable"] else it["attribute"]))
+            per_set[name] += 1
+        # every set weighs the same in the objective, whatever its size
+        weights += [1.0 / max(1, per_set[name])] * per_set[name]
+    t0 = time.perf_counter()
+    best, acc, _ = fit(reader, examples, weights=weights)
+    out = {"split": "dev", "examples": dict(per_set), "objective": round(acc, 4),
+           "fitted": best.model_dump(), "seconds": round(time.perf_counter() - t0, 1)}
+    save("e2e_fit", out)
+    print(json.dumps(out, indent=2))
+
+
+def _has_term(text: str, terms: list[str]) -> bool:
+    low = text.lower()
+    return any(t.lower() in low or (t.lower().endswith("s") and t.lower()[:-1] in low) for t in terms if t.strip())
+
+
+def judge(item: dict, answer, store_entries: dict) -> dict:
+    """Automatic checks of one reply against the item's gold and the database's gold entries."""
+    cited = answer.citations[0] if answer.citations else None
+    gold_drug = store_entries["display"].get(item["subject"], item["subject"])
+    drug_ok = cited is not None and cited.chapter == gold_drug
+    attr_ok = drug_ok and item["attribute"] is not None and cited.section == item["attribute"]
+    answered = answer.outcome == "answered"
+    row = {"id": item["id"], "outcome": answer.outcome, "drug_ok": drug_ok, "drug_attr_ok": attr_ok,
+           "unanswerable": item["unanswerable"], "seconds": answer.timings.get("total")}
+    reply = answer.metadata.get("reply", {})
+    first = reply.get("first_sentence", answer.text)
+    cited_text = " ".join(c.text for c in answer.citations)
+    outside = [q for q in [*reply.get("quotes", []), *reply.get("matched", [])] if q not in cited_text]
+    row["claims_inside"] = not outside
+    checks = [row["claims_inside"]]
+    if item["unanswerable"]:
+        row["rubric"] = not answered
+        return row
+    gold_text = " ".join(store_entries["entries"].get((item["subject"], item["attribute"]), []))
+    if item["terms"]:
+        has = _has_term(gold_text, item["terms"])
+        row["entry_has_asked"] = has
+        if has:
+            row["first_names_asked"] = answered and _has_term(first, item["terms"])
+            checks.append(row["first_names_asked"])
+        if item["kind"] == "yes_no" and item["attribute"] in {"adverse_reactions", "interactions", "contraindications",
+                                                              "warnings", "boxed_warning"}:
+            says_listed = answered and "does not list" not in first
+            row["yes_no_agrees"] = says_listed == has
+            checks.append(row["yes_no_agrees"])
+    row["rubric"] = answered and attr_ok and all(checks)
+    return row
+
+
+def e2e_cmd(args) -> None:
+    from medground.index.drugstore import DrugStore
+    from medground.pipelines.config import load_pipeline_config
+    from medground.pipelines.factory import build_pipeline
+
+    store = DrugStore()
+    drugs = {d.drug_id: d for d in store.drugs()}
+    entries: dict = {}
+    for a in store.attributes():
+        entries.setdefault((a.drug_id, a.type.value), []).append(a.text)
+    ref = {"display": {k: d.display_name for k, d in drugs.items()}, "entries": entries}
+    pipe = build_pipeline(load_pipeline_config(args.config))
+    sets = load_sets(args.sets.split(","), args.split, args.n)
+    report: dict = {"split": args.split, "config": args.config, "sets": {}}
+    samples: dict = {}
+    for name, items in sets.items():
+        rows = []
+        for it in items:
+            ans = pipe.answer(as_question(it))
+            row = judge(it, ans, ref)
+            row["reply"] = ans.text
+            rows.append(row)
+        answerable = [r for r in rows if not r["unanswerable"]]
+        unans = [r for r in rows if r["unanswerable"]]
+        secs = sorted(r["seconds"] or 0.0 for r in rows)
+        report["sets"][name] = {
+            "n": len(rows), "answerable": len(answerable), "unanswerable": len(unans),
+            "cites_drug": rate([r["drug_ok"] for r in answerable]),
+            "cites_drug_attribute": rate([r["drug_attr_ok"] for r in answerable]),
+            "rubric_pass": rate([r["rubric"] for r in rows]),
+            "first_names_asked": rate([r["first_names_asked"] for r in rows if "first_names_asked" in r]),
+            "yes_no_agrees": rate([r["yes_no_agrees"] for r in rows if "yes_no_agrees" in r]),
+            "claims_inside_cited": rate([r["claims_inside"] for r in rows]),
+            "wrong_abstention": rate([r["outcome"] != "answered" for r in answerable]),
+            "right_abstention": rate([r["outcome"] != "answered" for r in unans]),
+            "seconds_p50": round(secs[len(secs) // 2], 3) if secs else None,
+            "seconds_p95": round(secs[min(len(secs) - 1, int(0.95 * len(secs)))], 3) if secs else None}
+        samples[name] = rows
+        print(f"{name}: {json.dumps(report['sets'][name])}")
+    section = args.section or f"e2e_{args.split}"
+    save(section, report)
+    out = RESULTS.parent / f"consult_e2e_{args.split}_replies.json"
+    out.write_text(json.dumps(samples, indent=1, ensure_ascii=False) + "\n")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    t = sub.add_parser("typer")
+    t.add_argument("--c", type=float, default=4.0)
+    f = sub.add_parser("fit")
+    f.add_argument("--sets", default="written,medqa,generated")
+    f.add_argument("--n", type=int, default=0)
+    e = sub.add_parser("e2e")
+    e.add_argument("--split", choices=["dev", "test"], required=True)
+    e.add_argument("--config", default="drugrag")
+    e.add_argument("--sets", default="written,medqa,generated")
+    e.add_argument("--n", type=int, default=0, help="at most N items a set (0: all)")
+    e.add_argument("--section", default=None)
+    args = ap.parse_args()
+    {"typer": typer_cmd, "fit": fit_cmd, "e2e": e2e_cmd}[args.cmd](args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,298 @@
+"""The consultation reply: which entry of the subject drug answers, and a reply that answers.
+
+Entry choice (no word lists): every entry of the subject drug is a candidate. Its score is
+``log P(its type | question)`` from the learned typer (reading/consult_typer.py, trained on
+Medication QA's development part) plus a bonus for the best match, in meaning, between what the
+patient describes and one item of the entry: list entries are split into items, the patient's
+words into short phrases (stop words dropped, other named drugs expanded to their generic name
+and class from the database), and both are embedded with the bundled MiniLM. "A dry cough" then
+finds lisinopril's adverse-reactions item "Cough" although the typer alone might prefer dosage.
+
+The reply is deterministic, filled from the matched items: a first sentence that answers in plain
+words with its citation, the matched items quoted (not the whole list), and the drug's boxed
+warning when it has one. Nothing is generated, so nothing needs a support check.
+
+It abstains only when no entry can relate: the typer says the question is of a kind no drug
+record answers (price, appearance, ingredients) and no item matches what was said, or the drug
+has no entry of the type asked and nothing the patient describes matches an item.
+The weights are settings, fitted on development sets only (benchmarks/consult_e2e.py).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from medground.corpus.drugs import AttributeType, Drug, DrugAttribute
+from medground.schema import Citation
+
+A = AttributeType
+
+# Entries that list things (one item a line): a question about one thing is answered by the item.
+LIST_TYPES = frozenset({A.ADVERSE_REACTIONS, A.INTERACTIONS, A.CONTRAINDICATIONS, A.WARNINGS,
+                        A.BOXED_WARNING, A.INDICATIONS, A.THERAPEUTIC_EFFECTS})
+PHRASE = {A.ADVERSE_REACTIONS: "side effects (adverse reactions)", A.INTERACTIONS: "interactions",
+          A.CONTRAINDICATIONS: "contraindications (when it should not be used)",
+          A.WARNINGS: "warnings and precautions", A.BOXED_WARNING: "boxed warning", A.DOSAGE: "dosage",
+          A.INDICATIONS: "uses (indications)", A.MECHANISM: "mechanism of action", A.DRUG_CLASS: "drug class",
+          A.THERAPEUTIC_EFFECTS: "therapeutic effects", A.STORAGE: "storage",
+          A.SPECIAL_POPULATIONS: "use in special populations"}
+# Closed-class words that open a yes/no question (grammar, not a list fitted to any set).
+_AUXILIARIES = frozenset("am is are was were do does did can could will would shall should may might must "
+                         "has have had".split())
+_WORD = re.compile(r"[A-Za-z][A-Za-z'\-]*")
+
+
+class ConsultReplySettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    item_weight: float = Field(4.0, ge=0.0, description="weight of the best item match against log P(type)")
+    item_floor: float = Field(0.5, ge=0.0, le=1.0, description="item similarity below which it earns nothing")
+    match_at: float = Field(0.6, ge=0.0, le=1.0, description="similarity at which an item is what was asked")
+    none_above: float = Field(0.5, ge=0.0, le=1.0, description="P(no entry answers) above which to abstain")
+    max_items: int = Field(3, ge=1)
+    earlier_turn_weight: float = Field(0.8, ge=0.0, le=1.0,
+                                       description="similarity factor for phrases of earlier patient turns")
+
+
+@dataclass(slots=True)
+class ItemMatch:
+    text: str
+    similarity: float
+    phrase: str  # the patient's words it matched
+
+
+@dataclass(slots=True)
+class EntryChoice:
+    drug: Drug
+    attribute: DrugAttribute
+    p_type: float
+    items: list[ItemMatch]  # best first
+    score: float
+
+    @property
+    def best(self) -> ItemMatch | None:
+        return self.items[0] if self.items else None
+
+
+@dataclass(slots=True)
+class Reply:
+    outcome: str  # "answered" | "insufficient_evidence" | "needs_clarification"
+    text: str
+    citations: list[Citation]
+    first_sentence: str
+    matched: list[str] = field(default_factory=list)
+    quotes: list[str] = field(default_factory=list)
+    chosen: EntryChoice | None = None
+    ranked: list[EntryChoice] = field(default_factory=list)
+    p_none: float = 0.0
+    reason: str = ""
+
+
+def split_items(text: str) -> list[str]:
+    """An entry's items: its lines, or its sentences when it is one paragraph of prose."""
+    lines = [ln.strip(" •-\t") for ln in text.splitlines() if ln.strip(" •-\t")]
+    if len(lines) > 1:
+        return lines
+    from medground.corpus.sentences import split_sentences
+
+    sentences = [s.strip() for s in split_sentences(text) if s.strip()]
+    return sentences or [text.strip()]
+
+
+@lru_cache(maxsize=1)
+def _stop_words() -> frozenset[str]:
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS  # a general English list
+
+    return frozenset(ENGLISH_STOP_WORDS)
+
+
+def content_phrases(text: str, exclude: Sequence[str] = (), longest: int = 3) -> list[str]:
+    """Runs of 1..``longest`` content words (stop words and ``exclude`` names dropped)."""
+    drop = {w.lower() for name in exclude for w in _WORD.findall(name)}
+    stop = _stop_words()
+    out: list[str] = []
+    for clause in re.split(r"[.?!,;:()\n]", text):
+        words = [w for w in _WORD.findall(clause) if len(w) > 2 and w.lower() not in stop and w.lower() not in drop]
+        for n in range(1, longest + 1):
+            out += [" ".join(words[i:i + n]) for i in range(len(words) - n + 1)]
+    return list(dict.fromkeys(out))
+
+
+def is_yes_no(turn: str) -> bool:
+    """The patient's question (its last sentence with '?', else its last sentence) opens with an auxiliary."""
+    sentences = [s.strip() for s in re.split(r"(?<=[.?!])\s+", turn.strip()) if s.strip()]
+    asked = [s for s in sentences if s.endswith("?")] or sentences[-1:]
+    for s in reversed(asked):
+        words = _WORD.findall(s.lower())
+        # "So, can I ...", "And is it ...": the first auxiliary among the first three words
+        if any(w in _AUXILIARIES for w in words[:3]):
+            return True
+    return False
+
+
+def _join(items: Sequence[str]) -> str:
+    items = [i.rstrip(".") for i in items]
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+class ConsultReader:
+    """Chooses the entry and writes the reply for one consultation."""
+
+    def __init__(self, drugs, typer, embedder, settings: ConsultReplySettings | None = None):
+        self.drugs = drugs  # retrieve.drugs.DrugRetriever
+        self.typer = typer  # reading.consult_typer.ConsultTyper
+        self.embedder = embedder
+        self.settings = settings or ConsultReplySettings()
+        self._item_vectors: dict[str, tuple[list[list[str]], list[np.ndarray]]] = {}
+
+    # ----------------------------------------------------------------- choice
+    def entries(self, drug_id: str) -> list[DrugAttribute]:
+        return [self.drugs.attributes[i] for i in self.drugs.by_drug.get(drug_id, [])]
+
+    def _items(self, drug_id: str) -> tuple[list[list[str]], list[np.ndarray]]:
+        if drug_id not in self._item_vectors:
+            items = [split_items(a.text) for a in self.entries(drug_id)]
+            flat = [i for its in items for i in its]
+            vecs = self.embedder.encode_passages(flat) if flat else np.zeros((0, 1), dtype=np.float32)
+            out, k = [], 0
+            for its in items:
+                out.append(np.asarray(vecs[k:k + len(its)]))
+                k += len(its)
+            self._item_vectors[drug_id] = (items, out)
+        return self._item_vectors[drug_id]
+
+    def phrases(self, turns: Sequence[str], subject: Drug, others: Sequence[Drug]) -> list[tuple[str, float]]:
+        """(phrase, weight): the last turn's content phrases at 1.0, earlier turns' lower; another
+        drug named in the last turn adds its generic name and class (what an entry would list)."""
+        s = self.settings
+        # The drugs' own names and the subject's class say which drug, not what is asked.
+        names = [subject.generic_name, *subject.brand_names, *subject.synonyms, subject.drug_class,
+                 *(n for d in others for n in (d.generic_name, *d.brand_names, *d.synonyms))]
+        out = [(p, 1.0) for p in content_phrases(turns[-1], names)] if turns else []
+        for d in others:
+            out += [(d.generic_name, 1.0)] + ([(d.drug_class, 1.0)] if d.drug_class else [])
+        for t in turns[:-1]:
+            out += [(p, s.earlier_turn_weight) for p in content_phrases(t, names)]
+        seen: dict[str, float] = {}
+        for p, w in out:
+            seen[p] = max(w, seen.get(p, 0.0))
+        return list(seen.items())
+
+    def choose(self, turns: Sequence[str], subject_id: str, other_ids: Sequence[str] = ()
+               ) -> tuple[list[EntryChoice], float, dict[AttributeType, float]]:
+        """Entries of the subject drug (and the interactions of other named drugs), best first;
+        P(no entry answers); P(type)."""
+        s = self.settings
+        subject = self.drugs.drugs[subject_id]
+        others = [self.drugs.drugs[d] for d in other_ids if d in self.drugs.drugs and d != subject_id]
+        question = turns[-1] if turns else ""
+        p_type, p_none = self.typer.attribute_probabilities(question)
+        if others and p_type:  # two drugs named: a question about taking them together
+            p_type = {t: p for t, p in p_type.items()}
+            p_type[A.INTERACTIONS] = max(p_type.get(A.INTERACTIONS, 0.0), max(p_type.values()))
+        phrases = self.phrases(turns, subject, others)
+        pvecs = self.embedder.encode_queries([p for p, _ in phrases]) if phrases else None
+        weights = np.array([w for _, w in phrases], dtype=np.float32)
+        choices: list[EntryChoice] = []
+        for drug in [subject, *others]:
+            items, vecs = self._items(drug.drug_id)
+            for attr, its, iv in zip(self.entries(drug.drug_id), items, vecs):
+                if drug is not subject and attr.type is not A.INTERACTIONS:
+                    continue
+                matches: list[ItemMatch] = []
+                if pvecs is not None and len(iv):
+                    sims = (iv @ pvecs.T) * weights  # items × phrases
+                    best_phrase = sims.argmax(axis=1)
+                    for k, item in enumerate(its):
+                        j = int(best_phrase[k])
+                        matches.append(ItemMatch(item, float(sims[k, j]), phrases[j][0]))
+                    matches.sort(key=lambda m: -m.similarity)
+                top = matches[0].similarity if matches else 0.0
+                score = float(np.log(p_type.get(attr.type, 0.0) + 1e-3)) + s.item_weight * max(0.0, top - s.item_floor)
+                choices.append(EntryChoice(drug, attr, p_type.get(attr.type, 0.0), matches, score))
+        choices.sort(key=lambda c: -c.score)
+        return choices, p_none, p_type
+
+    # ------------------------------------------------------------------ reply
+    def reply(self, turns: Sequence[str], subject_id: str | None, other_ids: Sequence[str] = ()) -> Reply:
+        from medground.eval.drugqa import record_citation
+
+        s = self.settings
+        if subject_id is None or subject_id not in self.drugs.drugs:
+            text = ("Which medicine do you mean? Please give its name as on the box or the label "
+                    "(brand or generic), and I will look it up.")
+            return Reply("needs_clarification", text, [], text, reason="no medicine named")
+        choices, p_none, p_type = self.choose(turns, subject_id, other_ids)
+        drug = self.drugs.drugs[subject_id]
+        name = drug.display_name
+        if not choices:
+            text = f"The medicine database has no entries for {name}."
+            return Reply("insufficient_evidence", text, [], text, p_none=p_none, reason="no entries")
+        best = choices[0]
+        matched = [m for m in best.items if m.similarity >= s.match_at][: s.max_items]
+        held = {c.attribute.type for c in choices if c.drug is drug}
+        top_type = max(p_type, key=p_type.get) if p_type else None
+        if not matched and (p_none >= s.none_above or (top_type is not None and top_type not in held
+                                                       and p_type[top_type] >= 0.5)):
+            covers = ", ".join(sorted(PHRASE.get(t, t.value) for t in held))
+            looked = ("that" if p_none >= s.none_above or top_type is None
+                      else f"its {PHRASE.get(top_type, top_type.value)}")
+            text = (f"The medicine database has no entry on {looked} for {name}; its entries cover "
+                    f"{covers}. A pharmacist or the package leaflet can answer this.")
+            return Reply("insufficient_evidence", text, [], text, ranked=choices, p_none=p_none,
+                         reason="no entry relates to the question")
+        citations = [record_citation(best.drug, best.attribute, 1)]
+        first, quotes = self._first_sentence(turns[-1] if turns else "", best, matched)
+        parts = [first]
+        if quotes:
+            parts.append(f"{citations[0].label}: " + "; ".join(f"\u201c{q}\u201d" for q in quotes) + " [1]")
+        # The other named drug's own interactions entry, when it lists the subject (or its class).
+        second = next((c for c in choices[1:] if c.drug is not drug and c.attribute.type is A.INTERACTIONS
+                       and c.best is not None and c.best.similarity >= s.match_at), None)
+        if best.drug is drug and second is not None:
+            citations.append(record_citation(second.drug, second.attribute, len(citations) + 1))
+            parts.append(f"{second.drug.display_name}'s interactions also list \u201c{second.best.text}\u201d "
+                         f"[{citations[-1].number}].")
+        boxed = next((a for a in self.entries(drug.drug_id) if a.type is A.BOXED_WARNING), None)
+        if boxed is not None and best.attribute is not boxed:
+            citations.append(record_citation(drug, boxed, len(citations) + 1))
+            warn = split_items(boxed.text)[0]
+            parts.append(f"{name} carries a boxed warning: \u201c{warn}\u201d [{citations[-1].number}].")
+        return Reply("answered", " ".join(parts), citations, first, matched=[m.text for m in matched],
+                     quotes=quotes, chosen=best, ranked=choices, p_none=p_none)
+
+    def _first_sentence(self, turn: str, best: EntryChoice, matched: list[ItemMatch]) -> tuple[str, list[str]]:
+        """The answer in plain words (cited [1]) and the entry's words to quote after it."""
+        t, drug = best.attribute.type, best.drug.display_name
+        items = [m.text for m in matched]
+        text = best.attribute.text.strip()
+        if t in LIST_TYPES and items:
+            listed = _join(items)
+            verb = "is" if len(items) == 1 else "are"
+            if t is A.ADVERSE_REACTIONS:
+                lead = "Yes \u2014 " if is_yes_no(turn) else ""
+                return f"{lead}{listed} {verb} listed among {drug}'s {PHRASE[t]} [1].", items
+            if t is A.INTERACTIONS:
+                return f"Caution \u2014 {drug}'s listed interactions include {listed} [1].", items
+            if t in {A.CONTRAINDICATIONS, A.WARNINGS, A.BOXED_WARNING}:
+                return f"Caution \u2014 {listed} {verb} listed in {drug}'s {PHRASE[t]} [1].", items
+            return f"{drug}'s {PHRASE[t]} include {listed} [1].", items
+        all_items = split_items(text)
+        if t in {A.ADVERSE_REACTIONS, A.INTERACTIONS, A.CONTRAINDICATIONS, A.WARNINGS} and is_yes_no(turn):
+            return (f"The database does not list what you describe among {drug}'s {PHRASE[t]} [1]; "
+                    f"it lists: {'; '.join(all_items)}.", [])
+        if t is A.DRUG_CLASS:
+            return f"{drug} is a medicine of this class: {text.rstrip('.')} [1].", []
+        if t is A.INDICATIONS:
+            return f"{drug} is used for: {'; '.join(i.rstrip('.') for i in all_items)} [1].", []
+        if t is A.DOSAGE:
+            return f"The database gives this dosage for {drug} [1]: \u201c{text}\u201d", []
+        if t is A.MECHANISM:
+            return f"How {drug} works [1]: \u201c{text}\u201d", []
+        return f"{drug}'s {PHRASE.get(t, t.value)} [1]: {'; '.join(all_items)}.", []

@@ -1,0 +1,91 @@
+"""Fit the consultation reply's weights on development examples (never on a test split).
+
+Each example is read once with the raw signals kept (P(type), P(none), every entry's best item
+similarity); the grid is then scored from those, so a grid of hundreds of settings costs one
+pass. The objective counts what a user sees: an answerable example is right when the chosen
+entry is the gold drug + type and the reply does not abstain; an unanswerable one when it abstains.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from medground.corpus.drugs import AttributeType
+from medground.reading.consult import ConsultReader, ConsultReplySettings
+
+
+@dataclass(slots=True)
+class FitExample:
+    turns: list[str]
+    subject: str  # drug id
+    others: list[str]
+    gold_type: str | None  # None: no entry answers (the reply should abstain)
+
+
+@dataclass(slots=True)
+class _Signals:
+    drugs: list[str]
+    types: list[AttributeType]
+    p_type: np.ndarray
+    best_sim: np.ndarray
+    p_none: float
+    top_type: AttributeType | None
+    top_p: float
+    held: set
+
+
+GRID = {"item_weight": [1.0, 2.0, 4.0, 6.0, 8.0], "item_floor": [0.3, 0.4, 0.5],
+        "match_at": [0.45, 0.5, 0.55, 0.6, 0.65], "none_above": [0.3, 0.4, 0.5, 0.6, 0.7]}
+
+
+def signals(reader: ConsultReader, ex: FitExample) -> _Signals:
+    raw = ConsultReader(reader.drugs, reader.typer, reader.embedder,
+                        reader.settings.model_copy(update={"item_weight": 0.0}))
+    raw._item_vectors = reader._item_vectors  # share the embedded items
+    choices, p_none, p_type = raw.choose(ex.turns, ex.subject, ex.others)
+    top = max(p_type, key=p_type.get) if p_type else None
+    return _Signals([c.drug.drug_id for c in choices], [c.attribute.type for c in choices],
+                    np.array([c.p_type for c in choices]),
+                    np.array([c.best.similarity if c.best else 0.0 for c in choices]), p_none, top,
+                    p_type.get(top, 0.0) if top else 0.0,
+                    {c.attribute.type for c in choices if c.drug.drug_id == ex.subject})
+
+
+def outcome(sig: _Signals, s: ConsultReplySettings) -> tuple[str | None, str | None, bool]:
+    """(chosen drug, chosen type, abstained) under settings ``s`` — the rule of ConsultReader.reply."""
+    if not sig.types:
+        return None, None, True
+    score = np.log(sig.p_type + 1e-3) + s.item_weight * np.maximum(0.0, sig.best_sim - s.item_floor)
+    i = int(np.argmax(score))
+    matched = sig.best_sim[i] >= s.match_at
+    abstain = not matched and (sig.p_none >= s.none_above or (sig.top_type is not None and sig.top_type not in sig.held
+                                                              and sig.top_p >= 0.5))
+    return sig.drugs[i], sig.types[i].value, abstain
+
+
+def correct(ex: FitExample, sig: _Signals, s: ConsultReplySettings) -> bool:
+    drug, typ, abstain = outcome(sig, s)
+    if ex.gold_type is None:
+        return abstain
+    return not abstain and drug == ex.subject and typ == ex.gold_type
+
+
+def fit(reader: ConsultReader, examples: Sequence[FitExample], grid: dict | None = None,
+        weights: Sequence[float] | None = None) -> tuple[ConsultReplySettings, float, list[_Signals]]:
+    """The grid point with the highest (weighted) share of correct examples; ties go to the
+    earliest point of the grid (the simplest settings first)."""
+    grid = grid or GRID
+    sigs = [signals(reader, ex) for ex in examples]
+    w = np.ones(len(examples)) if weights is None else np.asarray(weights, dtype=float)
+    best, best_acc = reader.settings, -1.0
+    keys = list(grid)
+    for values in itertools.product(*(grid[k] for k in keys)):
+        s = reader.settings.model_copy(update=dict(zip(keys, values)))
+        acc = float(np.dot(w, [correct(ex, sig, s) for ex, sig in zip(examples, sigs)]) / w.sum())
+        if acc > best_acc + 1e-12:
+            best, best_acc = s, acc
+    return best, best_acc, sigs

@@ -1,0 +1,99 @@
+"""What a consultation asks for, including "nothing a drug record holds".
+
+The retriever's typer (retrieve/drug_intent.py) always names an attribute type. The reply needs
+one more answer: is this a question any entry could answer at all ("how much does it cost",
+"what colour is the pill", "does it contain gluten")? Medication QA labels such questions
+(Appearance, Ingredient, Manufacturer, Comparison, ... map to no attribute), so here they form a
+class of their own, ``none``, learned beside the attribute types from the same embeddings.
+
+Trained only on Medication QA's development part (reading/splits.py), never on its test part.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from medground.corpus.drugs import AttributeType
+from medground.retrieve.drug_intent import EMBEDDER_KIND, MEDICATION_QA_TYPES
+
+NONE = "none"
+MODEL_PATH = Path(__file__).with_name("data") / "consult_typer.npz"
+MIN_EXAMPLES = 5  # a type with fewer labelled questions is left out of training
+
+
+def label_of(question_type: str) -> str | None:
+    """Medication QA question type → an attribute type's value, ``none``, or None (unknown type)."""
+    t = question_type.strip()
+    if t not in MEDICATION_QA_TYPES:
+        return None
+    attr = MEDICATION_QA_TYPES[t]
+    return attr.value if attr is not None else NONE
+
+
+@dataclass(slots=True)
+class ConsultTyperModel:
+    classes: list[str]  # attribute type values and "none"
+    coef: np.ndarray
+    intercept: np.ndarray
+    embedder: str
+
+    def probabilities(self, vectors: np.ndarray) -> np.ndarray:
+        logits = vectors @ self.coef.T + self.intercept
+        logits -= logits.max(axis=1, keepdims=True)
+        p = np.exp(logits)
+        return p / p.sum(axis=1, keepdims=True)
+
+    def save(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        np.savez_compressed(path, classes=np.array(self.classes), coef=self.coef.astype(np.float32),
+                            intercept=self.intercept.astype(np.float32), embedder=np.array(self.embedder))
+
+    @classmethod
+    def load(cls, path: Path) -> ConsultTyperModel:
+        with np.load(path, allow_pickle=False) as z:
+            return cls([str(c) for c in z["classes"]], z["coef"], z["intercept"], str(z["embedder"]))
+
+
+def train(vectors: np.ndarray, labels: Sequence[str], *, c: float = 4.0,
+          embedder: str = EMBEDDER_KIND) -> ConsultTyperModel:
+    """Class-balanced multinomial logistic regression over sentence embeddings."""
+    from collections import Counter
+
+    from sklearn.linear_model import LogisticRegression
+
+    counts = Counter(labels)
+    keep = np.array([counts[label] >= MIN_EXAMPLES for label in labels])
+    y = np.array(labels)[keep]
+    clf = LogisticRegression(C=c, max_iter=3000, class_weight="balanced")
+    clf.fit(vectors[keep], y)
+    return ConsultTyperModel([str(x) for x in clf.classes_], clf.coef_, clf.intercept_, embedder)
+
+
+class ConsultTyper:
+    """P(type | question) over the attribute types and ``none``."""
+
+    def __init__(self, model: ConsultTyperModel, embedder) -> None:
+        self.model = model
+        self.embedder = embedder
+
+    def probabilities(self, text: str) -> dict[str, float]:
+        row = self.model.probabilities(self.embedder.encode_queries([text]))[0]
+        return {c: float(p) for c, p in zip(self.model.classes, row)}
+
+    def attribute_probabilities(self, text: str) -> tuple[dict[AttributeType, float], float]:
+        """(P(type) for each attribute type, P(none))."""
+        probs = self.probabilities(text)
+        return {AttributeType(c): p for c, p in probs.items() if c != NONE}, probs.get(NONE, 0.0)
+
+
+@lru_cache(maxsize=2)
+def load_consult_typer(path: str | None = None) -> ConsultTyper:
+    from medground.index.embedders import EmbedderSettings, load_embedder
+
+    model = ConsultTyperModel.load(Path(path) if path else MODEL_PATH)
+    return ConsultTyper(model, load_embedder(EmbedderSettings(kind=model.embedder, threads=1)))
