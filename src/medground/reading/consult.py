@@ -45,6 +45,7 @@ PHRASE = {A.ADVERSE_REACTIONS: "side effects (adverse reactions)", A.INTERACTION
 # Closed-class words that open a yes/no question (grammar, not a list fitted to any set).
 _AUXILIARIES = frozenset("am is are was were do does did can could will would shall should may might must "
                          "has have had".split())
+_WH = frozenset("what which who whom whose when where why how".split())
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\-]*")
 
 
@@ -130,9 +131,13 @@ def is_yes_no(turn: str) -> bool:
     asked = [s for s in sentences if s.endswith("?")] or sentences[-1:]
     for s in reversed(asked):
         words = _WORD.findall(s.lower())
-        # "So, can I ...", "And is it ...": the first auxiliary among the first three words
-        if any(w in _AUXILIARIES for w in words[:3]):
-            return True
+        # "So, can I ...", "And is it ...": an auxiliary among the first three words, before any
+        # wh-word ("What is it for?" is not a yes/no question)
+        for w in words[:3]:
+            if w in _WH:
+                break
+            if w in _AUXILIARIES:
+                return True
     return False
 
 

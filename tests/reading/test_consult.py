@@ -1,0 +1,94 @@
+"""The consultation reader: the entry chosen by question type and item match in meaning, a reply
+that answers in its first sentence, abstention only when no entry relates, a question back when
+no medicine is named. Real bundled MiniLM and the shipped typer; a small database."""
+
+import pytest
+
+from medground.corpus.drugs import AttributeType as A
+from medground.corpus.drugs import Drug, DrugAttribute, DrugCatalog
+from medground.index.drugstore import DrugStore
+from medground.reading.consult import ConsultReader, content_phrases, is_yes_no, split_items
+from medground.reading.splits import medication_qa_split, split_of
+from medground.retrieve.drugs import DrugRetriever
+
+SRC = "openstax-prototype:m1#t"
+
+
+@pytest.fixture(scope="module")
+def reader(tmp_path_factory):
+    pytest.importorskip("onnxruntime")
+    from medground.reading.consult_typer import load_consult_typer
+
+    catalog = DrugCatalog(
+        [Drug("lisinopril", "lisinopril", ["Zestril"], "ACE inhibitor"),
+         Drug("warfarin", "warfarin", ["Coumadin"], "Anticoagulant"),
+         Drug("ibuprofen", "ibuprofen", ["Advil"], "Nonsteroidal anti-inflammatory drug")],
+        [DrugAttribute("lisinopril", A.DOSAGE, "10-40 mg orally daily.", SRC),
+         DrugAttribute("lisinopril", A.INDICATIONS, "Hypertension\nHeart failure", SRC),
+         DrugAttribute("lisinopril", A.ADVERSE_REACTIONS, "Angioedema\nHyperkalemia\nHeadache\nCough\nRash", SRC),
+         DrugAttribute("lisinopril", A.CONTRAINDICATIONS, "History of angioedema\nPregnancy (fetal toxicity)", SRC),
+         DrugAttribute("warfarin", A.INTERACTIONS, "Nonsteroidal anti-inflammatory drugs\nAmiodarone", SRC),
+         DrugAttribute("warfarin", A.BOXED_WARNING, "May cause major or fatal bleeding.", SRC),
+         DrugAttribute("warfarin", A.DOSAGE, "2-10 mg orally daily, adjusted to INR", SRC),
+         DrugAttribute("ibuprofen", A.DOSAGE, "200-400 mg orally every 4-6 hours", SRC)])
+    store = DrugStore(tmp_path_factory.mktemp("drugs") / "drugs.sqlite")
+    store.build(catalog)
+    typer = load_consult_typer()
+    return ConsultReader(DrugRetriever(store), typer, typer.embedder)
+
+
+def test_items_phrases_and_question_form():
+    assert split_items("Cough\nRash") == ["Cough", "Rash"]
+    assert split_items("Take it with food. Avoid alcohol.") == ["Take it with food.", "Avoid alcohol."]
+    phrases = content_phrases("Could this dry cough be from Zestril?", exclude=["Zestril"])
+    assert "dry cough" in phrases and "cough" in phrases and not any("zestril" in p.lower() for p in phrases)
+    assert not any(p.lower() in {"could", "this", "from"} for p in phrases)  # stop words are never "asked"
+    assert is_yes_no("I have a cough. Could it be the pill?") and is_yes_no("So, can I take it with food?")
+    assert not is_yes_no("What is it for?")
+
+
+def test_splits_are_stable_and_seeded():
+    assert split_of("x", seed=1) == split_of("x", seed=1)
+    assert {split_of(str(i)) for i in range(50)} == {"dev", "test"}
+    share = sum(medication_qa_split(f"{i:03d}") == "test" for i in range(690)) / 690
+    assert 0.25 < share < 0.35
+
+
+def test_a_described_symptom_picks_the_item_of_the_right_entry(reader):
+    r = reader.reply(["I started Zestril last month.", "Now I have this dry cough at night. Could it be from the pill?"],
+                     "lisinopril")
+    assert r.outcome == "answered"
+    assert r.citations[0].section == "adverse_reactions" and r.citations[0].chapter == "Lisinopril"
+    assert r.first_sentence.startswith("Yes") and "Cough" in r.first_sentence
+    assert r.quotes == ["Cough"]  # the matched item, not the whole list
+    assert all(q in r.citations[0].text for q in r.quotes)
+
+
+def test_two_drugs_answer_from_the_interactions_and_the_boxed_warning_is_added(reader):
+    r = reader.reply(["Can I take Advil for my back while I'm on Coumadin?"], "warfarin", ["ibuprofen"])
+    assert r.outcome == "answered" and r.citations[0].section == "interactions"
+    assert "Nonsteroidal anti-inflammatory drugs" in r.first_sentence
+    assert any(c.section == "boxed_warning" for c in r.citations) and "boxed warning" in r.text
+
+
+def test_a_plain_what_question_answers_from_the_typed_entry(reader):
+    r = reader.reply(["What is lisinopril used for?"], "lisinopril")
+    assert r.outcome == "answered" and r.citations[0].section == "indications"
+    assert "Hypertension" in r.first_sentence
+
+
+def test_ordinary_words_never_make_it_abstain(reader):
+    r = reader.reply(["I want to know something serious: is it right away that the mood change happens, "
+                      "or could the headache be from lisinopril?"], "lisinopril")
+    assert r.outcome == "answered"
+
+
+def test_no_entry_relates_abstains_in_plain_words(reader):
+    r = reader.reply(["What colour is the Zestril tablet and how much does a box cost?"], "lisinopril")
+    assert r.outcome == "insufficient_evidence"
+    assert "no entry" in r.text and "Lisinopril" in r.text and r.citations == []
+
+
+def test_no_medicine_named_asks_which_one(reader):
+    r = reader.reply(["My blood pressure pill makes me dizzy, is that normal?"], None)
+    assert r.outcome == "needs_clarification" and "Which medicine" in r.text
