@@ -105,7 +105,8 @@ def written_items(split: str) -> list[dict]:
         text = "\n".join(f"{'Patient' if t['role'] == 'patient' else 'Pharmacist'}: {t['text']}" for t in turns)
         out.append({"id": r["id"], "dialogue": text, "subject": r["subject"], "attribute": r["attribute"],
                     "terms": r.get("clinical_terms") or [], "kind": r.get("question_kind"),
-                    "unanswerable": bool(r.get("unanswerable"))})
+                    "unanswerable": bool(r.get("unanswerable")), "second_drug": r.get("second_drug"),
+                    "features": r.get("features", [])})
     return out
 
 
@@ -199,8 +200,21 @@ def fit_cmd(args) -> None:
 
     drugs = DrugRetriever(DrugStore())
     typer = load_consult_typer()
-    reader = ConsultReader(drugs, typer, typer.embedder)
-    sets = load_sets(args.sets.split(","), "dev", args.n)
+    verifier = None
+    if args.verify:
+        from medground.pipelines.config import load_pipeline_config
+        from medground.pipelines.factory import build_pipeline
+
+        verifier = build_pipeline(load_pipeline_config("drugrag")).verify_entries
+    reader = ConsultReader(drugs, typer, typer.embedder, verifier=verifier)
+    sets = load_sets(args.sets.split(","), "dev", 0)
+    if args.n:  # a seeded sample of each set but the written one (all of it is used)
+        import random
+
+        for name in sets:
+            if name != "written":
+                random.Random(0).shuffle(sets[name])
+                sets[name] = sets[name][: args.n]
     examples, weights, per_set = [], [], Counter()
     for name, items in sets.items():
         for it in items:
@@ -215,10 +229,15 @@ def fit_cmd(args) -> None:
         # every set weighs the same in the objective, whatever its size
         weights += [1.0 / max(1, per_set[name])] * per_set[name]
     t0 = time.perf_counter()
-    best, acc, _ = fit(reader, examples, weights=weights)
-    out = {"split": "dev", "examples": dict(per_set), "objective": round(acc, 4),
+    grid = None
+    if args.verify:
+        from medground.reading.consult_fit import GRID
+
+        grid = {**GRID, "verify_weight": [0.0, 0.25, 0.5, 1.0, 2.0, 4.0]}
+    best, acc, _ = fit(reader, examples, grid=grid, weights=weights, verify=args.verify)
+    out = {"split": "dev", "examples": dict(per_set), "objective": round(acc, 4), "verify": args.verify,
            "fitted": best.model_dump(), "seconds": round(time.perf_counter() - t0, 1)}
-    save("e2e_fit", out)
+    save("e2e_fit_verify" if args.verify else "e2e_fit", out)
     print(json.dumps(out, indent=2))
 
 
@@ -233,6 +252,11 @@ def judge(item: dict, answer, store_entries: dict) -> dict:
     gold_drug = store_entries["display"].get(item["subject"], item["subject"])
     drug_ok = cited is not None and cited.chapter == gold_drug
     attr_ok = drug_ok and item["attribute"] is not None and cited.section == item["attribute"]
+    # A question about two drugs together is also answered by the other drug's interactions entry.
+    second = (item.get("second_drug") or "").lower()
+    if (cited is not None and item["attribute"] == "interactions" and second and "two_drugs" in item.get("features", [])
+            and cited.chapter.lower() == second and cited.section == "interactions"):
+        drug_ok = attr_ok = True
     answered = answer.outcome == "answered"
     row = {"id": item["id"], "outcome": answer.outcome, "drug_ok": drug_ok, "drug_attr_ok": attr_ok,
            "unanswerable": item["unanswerable"], "seconds": answer.timings.get("total")}
@@ -313,7 +337,8 @@ def main() -> None:
     t.add_argument("--c", type=float, default=4.0)
     f = sub.add_parser("fit")
     f.add_argument("--sets", default="written,medqa,generated")
-    f.add_argument("--n", type=int, default=0)
+    f.add_argument("--n", type=int, default=0, help="at most N items of each set but the written one")
+    f.add_argument("--verify", action="store_true", help="also fit the LLM verifier's weight (runs the LLM)")
     e = sub.add_parser("e2e")
     e.add_argument("--split", choices=["dev", "test"], required=True)
     e.add_argument("--config", default="drugrag")

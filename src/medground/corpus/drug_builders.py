@@ -97,8 +97,13 @@ class CatalogBuilder:
                 self.counts["lexicon_names"] += 1
 
     def finish(self) -> DrugCatalog:
+        from medground.corpus.drug_audit import resolve_brand_conflicts
+
         self.enrich_from_lexicon()
         drugs = sorted(self.drugs.values(), key=lambda d: d.drug_id)
+        resolved = resolve_brand_conflicts(drugs, self.lexicon)  # one name, one drug
+        self.problems += resolved
+        self.counts["name_conflicts_resolved"] += len(resolved)
         for d in drugs:
             d.brand_names.sort(key=str.lower)
         return DrugCatalog(drugs, self.attributes, self.unknown, self.problems, dict(self.counts))

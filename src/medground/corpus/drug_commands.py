@@ -79,6 +79,35 @@ def stats(
 
 
 @app.command()
+def audit(
+    db: Path | None = DbOption,
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Conflicts in the medicine database: a brand under two generics, a name of two drugs,
+    near-duplicate drugs, drugs whose entries describe only a local (eye, ear, skin) product.
+    Exits 1 when there is an error."""
+    from medground.corpus.drug_audit import audit as run_audit
+    from medground.corpus.drugs import load_drug_ner_lexicon
+    from medground.index.drugstore import DrugStore
+
+    with DrugStore(db) as store:
+        store.require_built()
+        findings = run_audit(store.drugs(), lexicon=load_drug_ner_lexicon())
+    errors = sum(f.severity == "error" for f in findings)
+    if as_json:
+        typer.echo(json.dumps({"errors": errors, "findings": [f.to_dict() for f in findings]}, indent=2))
+    else:
+        table = Table(title=f"{len(findings)} findings, {errors} errors")
+        for col in ("severity", "kind", "name", "detail"):
+            table.add_column(col)
+        for f in findings:
+            table.add_row(f.severity, f.kind, f.name, f.detail)
+        console.print(table)
+    if errors:
+        raise typer.Exit(1)
+
+
+@app.command()
 def search(
     keywords: str = typer.Argument(..., help='e.g. "ibuprofen side effects"'),
     k: int = typer.Option(5, "--k", min=1),

@@ -216,8 +216,14 @@ class DrugRagPipeline:
 
             typer = load_consult_typer()
             self._reader = ConsultReader(self.engine.retriever("drugs").retriever, typer, typer.embedder,
-                                         self.settings.reply)
+                                         self.settings.reply, verifier=self.verify_entries)
         return self._reader
+
+    def verify_entries(self, dialogue: str, entries: list[Citation]) -> dict[int, float]:
+        """The LLM as a verifier: P(entry n answers the consultation), one forward pass."""
+        evidence = Evidence(citations=entries, token_count=0, budget=0)
+        support, _ = passage_support(self.llm, evidence, "drug_support", dialogue=dialogue)
+        return {int(k): p for k, p in support.probs.items() if k != "0"}
 
     def reply_to(self, dialogue: str, candidates: list[str], meta: dict, tally: Tally) -> Answer:
         """The reply mode: no subject drug → the unknown-drug message or a question back."""

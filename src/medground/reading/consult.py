@@ -21,13 +21,14 @@ The weights are settings, fitted on development sets only (benchmarks/consult_e2
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from medground.corpus.drug_audit import local_route
 from medground.corpus.drugs import AttributeType, Drug, DrugAttribute
 from medground.schema import Citation
 
@@ -50,15 +51,24 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z'\-]*")
 
 
 class ConsultReplySettings(BaseModel):
+    """Defaults fitted on the development sets (benchmarks/consult_e2e.py fit → consult.json e2e_fit)."""
+
     model_config = ConfigDict(extra="forbid")
 
     item_weight: float = Field(4.0, ge=0.0, description="weight of the best item match against log P(type)")
     item_floor: float = Field(0.5, ge=0.0, le=1.0, description="item similarity below which it earns nothing")
-    match_at: float = Field(0.6, ge=0.0, le=1.0, description="similarity at which an item is what was asked")
-    none_above: float = Field(0.5, ge=0.0, le=1.0, description="P(no entry answers) above which to abstain")
+    match_at: float = Field(0.65, ge=0.0, le=1.0, description="similarity at which an item is what was asked")
+    none_above: float = Field(0.3, ge=0.0, le=1.0, description="P(no entry answers) above which to abstain")
     max_items: int = Field(3, ge=1)
     earlier_turn_weight: float = Field(0.8, ge=0.0, le=1.0,
                                        description="similarity factor for phrases of earlier patient turns")
+    lay_glosses: bool = Field(True, description="match items through their MedlinePlus lay gloss too")
+    # The LLM as a verifier over the few best entries: "which entry answers?" in one forward pass;
+    # its log-probability is added with this weight (0: no LLM call at all).
+    verify_weight: float = Field(0.0, ge=0.0)
+    verify_candidates: int = Field(4, ge=2)
+    verify_chars: int = Field(300, ge=40, description="characters of each entry the verifier reads")
+    prose_quote: int = Field(2, ge=1, description="sentences quoted from a prose entry (a label section)")
 
 
 @dataclass(slots=True)
@@ -75,6 +85,7 @@ class EntryChoice:
     p_type: float
     items: list[ItemMatch]  # best first
     score: float
+    p_verify: float | None = None  # the LLM verifier's P(this entry answers), when it was asked
 
     @property
     def best(self) -> ItemMatch | None:
@@ -141,6 +152,10 @@ def is_yes_no(turn: str) -> bool:
     return False
 
 
+_ROUTE_WORDS = {"ophthalmic": "an eye (ophthalmic)", "otic": "an ear (otic)", "topical": "a skin (topical)",
+                "vaginal": "a vaginal", "nasal": "a nasal"}
+
+
 def _join(items: Sequence[str]) -> str:
     items = [i.rstrip(".") for i in items]
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
@@ -149,11 +164,14 @@ def _join(items: Sequence[str]) -> str:
 class ConsultReader:
     """Chooses the entry and writes the reply for one consultation."""
 
-    def __init__(self, drugs, typer, embedder, settings: ConsultReplySettings | None = None):
+    def __init__(self, drugs, typer, embedder, settings: ConsultReplySettings | None = None,
+                 verifier: Callable[[str, list[Citation]], dict[int, float]] | None = None):
         self.drugs = drugs  # retrieve.drugs.DrugRetriever
         self.typer = typer  # reading.consult_typer.ConsultTyper
         self.embedder = embedder
         self.settings = settings or ConsultReplySettings()
+        # (dialogue, numbered entries) -> {number: P(that entry answers)}; the pipeline's LLM pass
+        self.verifier = verifier
         self._item_vectors: dict[str, tuple[list[list[str]], list[np.ndarray]]] = {}
 
     # ----------------------------------------------------------------- choice
@@ -161,13 +179,19 @@ class ConsultReader:
         return [self.drugs.attributes[i] for i in self.drugs.by_drug.get(drug_id, [])]
 
     def _items(self, drug_id: str) -> tuple[list[list[str]], list[np.ndarray]]:
+        """Each entry's items and their vectors, (item, its lay gloss) as a second row per item."""
         if drug_id not in self._item_vectors:
-            items = [split_items(a.text) for a in self.entries(drug_id)]
+            from medground.reading.lay_terms import gloss, load_glossary
+
+            glossary = load_glossary() if self.settings.lay_glosses else {}
+            items = [list(dict.fromkeys(split_items(a.text))) for a in self.entries(drug_id)]
             flat = [i for its in items for i in its]
-            vecs = self.embedder.encode_passages(flat) if flat else np.zeros((0, 1), dtype=np.float32)
-            out, k = [], 0
+            texts = flat + [f"{i}: {gloss(i, glossary)}" if gloss(i, glossary) else i for i in flat]
+            vecs = self.embedder.encode_passages(texts) if flat else np.zeros((0, 1), dtype=np.float32)
+            out, k, n = [], 0, len(flat)
             for its in items:
-                out.append(np.asarray(vecs[k:k + len(its)]))
+                out.append(np.stack([vecs[k:k + len(its)], vecs[n + k:n + k + len(its)]]) if its
+                           else np.zeros((2, 0, 1), dtype=np.float32))
                 k += len(its)
             self._item_vectors[drug_id] = (items, out)
         return self._item_vectors[drug_id]
@@ -211,8 +235,8 @@ class ConsultReader:
                 if drug is not subject and attr.type is not A.INTERACTIONS:
                     continue
                 matches: list[ItemMatch] = []
-                if pvecs is not None and len(iv):
-                    sims = (iv @ pvecs.T) * weights  # items × phrases
+                if pvecs is not None and iv.shape[1]:
+                    sims = np.maximum(iv[0] @ pvecs.T, iv[1] @ pvecs.T) * weights  # items × phrases
                     best_phrase = sims.argmax(axis=1)
                     for k, item in enumerate(its):
                         j = int(best_phrase[k])
@@ -221,8 +245,30 @@ class ConsultReader:
                 top = matches[0].similarity if matches else 0.0
                 score = float(np.log(p_type.get(attr.type, 0.0) + 1e-3)) + s.item_weight * max(0.0, top - s.item_floor)
                 choices.append(EntryChoice(drug, attr, p_type.get(attr.type, 0.0), matches, score))
-        choices.sort(key=lambda c: -c.score)
+        # ties (no item above the floor) go to the entry whose best item is closest all the same
+        choices.sort(key=lambda c: (-c.score, -(c.best.similarity if c.best else 0.0)))
         return choices, p_none, p_type
+
+    def verify(self, turns: Sequence[str], choices: list[EntryChoice]) -> None:
+        """Ask the verifier about the best ``verify_candidates`` entries; set their ``p_verify``."""
+        from medground.eval.drugqa import record_citation
+
+        if self.verifier is None or not choices:
+            return
+        top = choices[: self.settings.verify_candidates]
+        cits = [record_citation(c.drug, c.attribute, k + 1) for k, c in enumerate(top)]
+        for c in cits:  # a label section can run to pages: its opening says what kind of entry it is
+            if len(c.text) > self.settings.verify_chars:
+                c.text = c.text[: self.settings.verify_chars].rsplit(" ", 1)[0] + " …"
+        probs = self.verifier("\n".join(f"Patient: {t}" for t in turns), cits)
+        for k, c in enumerate(top):
+            c.p_verify = probs.get(k + 1, 0.0)
+        for c in choices[len(top):]:
+            c.p_verify = 0.0
+
+    @staticmethod
+    def combined(c: EntryChoice, weight: float) -> float:
+        return c.score + (weight * float(np.log(c.p_verify + 1e-3)) if weight and c.p_verify is not None else 0.0)
 
     # ------------------------------------------------------------------ reply
     def reply(self, turns: Sequence[str], subject_id: str | None, other_ids: Sequence[str] = ()) -> Reply:
@@ -234,13 +280,16 @@ class ConsultReader:
                     "(brand or generic), and I will look it up.")
             return Reply("needs_clarification", text, [], text, reason="no medicine named")
         choices, p_none, p_type = self.choose(turns, subject_id, other_ids)
+        if s.verify_weight > 0 and self.verifier is not None and len(choices) > 1:
+            self.verify(turns, choices)
+            choices.sort(key=lambda c: -self.combined(c, s.verify_weight))
         drug = self.drugs.drugs[subject_id]
         name = drug.display_name
         if not choices:
             text = f"The medicine database has no entries for {name}."
             return Reply("insufficient_evidence", text, [], text, p_none=p_none, reason="no entries")
         best = choices[0]
-        matched = [m for m in best.items if m.similarity >= s.match_at][: s.max_items]
+        matched = [m for m in best.items if m.similarity >= s.match_at][: s.max_items]  # items are unique
         held = {c.attribute.type for c in choices if c.drug is drug}
         top_type = max(p_type, key=p_type.get) if p_type else None
         if not matched and (p_none >= s.none_above or (top_type is not None and top_type not in held
@@ -253,7 +302,7 @@ class ConsultReader:
             return Reply("insufficient_evidence", text, [], text, ranked=choices, p_none=p_none,
                          reason="no entry relates to the question")
         citations = [record_citation(best.drug, best.attribute, 1)]
-        first, quotes = self._first_sentence(turns[-1] if turns else "", best, matched)
+        first, quotes = self._first_sentence(turns[-1] if turns else "", best, matched, p_type)
         parts = [first]
         if quotes:
             parts.append(f"{citations[0].label}: " + "; ".join(f"\u201c{q}\u201d" for q in quotes) + " [1]")
@@ -264,6 +313,10 @@ class ConsultReader:
             citations.append(record_citation(second.drug, second.attribute, len(citations) + 1))
             parts.append(f"{second.drug.display_name}'s interactions also list \u201c{second.best.text}\u201d "
                          f"[{citations[-1].number}].")
+        route = local_route(drug)
+        if route:  # the only product described is, say, an eye ointment: a patient on tablets must know
+            parts.append(f"Note: the database's entries for {name} describe {_ROUTE_WORDS.get(route, route)} "
+                         f"product ({drug.drug_class}); they may not apply to another form of it.")
         boxed = next((a for a in self.entries(drug.drug_id) if a.type is A.BOXED_WARNING), None)
         if boxed is not None and best.attribute is not boxed:
             citations.append(record_citation(drug, boxed, len(citations) + 1))
@@ -272,24 +325,36 @@ class ConsultReader:
         return Reply("answered", " ".join(parts), citations, first, matched=[m.text for m in matched],
                      quotes=quotes, chosen=best, ranked=choices, p_none=p_none)
 
-    def _first_sentence(self, turn: str, best: EntryChoice, matched: list[ItemMatch]) -> tuple[str, list[str]]:
+    def _first_sentence(self, turn: str, best: EntryChoice, matched: list[ItemMatch],
+                        p_type: dict[AttributeType, float] | None = None) -> tuple[str, list[str]]:
         """The answer in plain words (cited [1]) and the entry's words to quote after it."""
+        s = self.settings
         t, drug = best.attribute.type, best.drug.display_name
         items = [m.text for m in matched]
         text = best.attribute.text.strip()
+        all_items = list(dict.fromkeys(split_items(text)))
+        prose = len(all_items) > 1 and "\n" not in text  # one paragraph, split into sentences
         if t in LIST_TYPES and items:
             listed = _join(items)
             verb = "is" if len(items) == 1 else "are"
             if t is A.ADVERSE_REACTIONS:
-                lead = "Yes \u2014 " if is_yes_no(turn) else ""
+                # "Yes" only when the question is a yes/no question about side effects.
+                asks_side_effects = bool(p_type) and max(p_type, key=p_type.get) is A.ADVERSE_REACTIONS
+                lead = "Yes \u2014 " if is_yes_no(turn) and asks_side_effects else ""
                 return f"{lead}{listed} {verb} listed among {drug}'s {PHRASE[t]} [1].", items
             if t is A.INTERACTIONS:
                 return f"Caution \u2014 {drug}'s listed interactions include {listed} [1].", items
             if t in {A.CONTRAINDICATIONS, A.WARNINGS, A.BOXED_WARNING}:
                 return f"Caution \u2014 {listed} {verb} listed in {drug}'s {PHRASE[t]} [1].", items
             return f"{drug}'s {PHRASE[t]} include {listed} [1].", items
-        all_items = split_items(text)
+        if prose:  # a label section: the sentences closest to what was asked, not the whole section
+            close = [m.text for m in best.items[: s.prose_quote]] or all_items[: s.prose_quote]
+            return f"From {drug}'s {PHRASE.get(t, t.value)} [1]:", close
         if t in {A.ADVERSE_REACTIONS, A.INTERACTIONS, A.CONTRAINDICATIONS, A.WARNINGS} and is_yes_no(turn):
+            near = best.best
+            if near is not None and near.similarity >= s.item_floor:
+                return (f"The closest item listed among {drug}'s {PHRASE[t]} is \u201c{near.text}\u201d [1]; "
+                        f"whether it is what you describe is for your pharmacist or doctor to judge.", [])
             return (f"The database does not list what you describe among {drug}'s {PHRASE[t]} [1]; "
                     f"it lists: {'; '.join(all_items)}.", [])
         if t is A.DRUG_CLASS:

@@ -32,6 +32,7 @@ class _Signals:
     types: list[AttributeType]
     p_type: np.ndarray
     best_sim: np.ndarray
+    p_verify: np.ndarray | None  # the LLM verifier's probabilities (0 beyond its candidates)
     p_none: float
     top_type: AttributeType | None
     top_p: float
@@ -42,15 +43,23 @@ GRID = {"item_weight": [1.0, 2.0, 4.0, 6.0, 8.0], "item_floor": [0.3, 0.4, 0.5],
         "match_at": [0.45, 0.5, 0.55, 0.6, 0.65], "none_above": [0.3, 0.4, 0.5, 0.6, 0.7]}
 
 
-def signals(reader: ConsultReader, ex: FitExample) -> _Signals:
+def signals(reader: ConsultReader, ex: FitExample, verify: bool = False) -> _Signals:
     raw = ConsultReader(reader.drugs, reader.typer, reader.embedder,
                         reader.settings.model_copy(update={"item_weight": 0.0}))
     raw._item_vectors = reader._item_vectors  # share the embedded items
     choices, p_none, p_type = raw.choose(ex.turns, ex.subject, ex.others)
+    if verify and reader.verifier is not None and len(choices) > 1:
+        # the verifier sees the candidates the fitted reader would show it: rank by the reader's own settings
+        for c in choices:
+            c.score = float(np.log(c.p_type + 1e-3)) + reader.settings.item_weight * max(
+                0.0, (c.best.similarity if c.best else 0.0) - reader.settings.item_floor)
+        choices.sort(key=lambda c: -c.score)
+        reader.verify(ex.turns, choices)
     top = max(p_type, key=p_type.get) if p_type else None
     return _Signals([c.drug.drug_id for c in choices], [c.attribute.type for c in choices],
                     np.array([c.p_type for c in choices]),
-                    np.array([c.best.similarity if c.best else 0.0 for c in choices]), p_none, top,
+                    np.array([c.best.similarity if c.best else 0.0 for c in choices]),
+                    np.array([c.p_verify or 0.0 for c in choices]) if verify else None, p_none, top,
                     p_type.get(top, 0.0) if top else 0.0,
                     {c.attribute.type for c in choices if c.drug.drug_id == ex.subject})
 
@@ -60,6 +69,8 @@ def outcome(sig: _Signals, s: ConsultReplySettings) -> tuple[str | None, str | N
     if not sig.types:
         return None, None, True
     score = np.log(sig.p_type + 1e-3) + s.item_weight * np.maximum(0.0, sig.best_sim - s.item_floor)
+    if sig.p_verify is not None and s.verify_weight:
+        score = score + s.verify_weight * np.log(sig.p_verify + 1e-3)
     i = int(np.argmax(score))
     matched = sig.best_sim[i] >= s.match_at
     abstain = not matched and (sig.p_none >= s.none_above or (sig.top_type is not None and sig.top_type not in sig.held
@@ -75,11 +86,11 @@ def correct(ex: FitExample, sig: _Signals, s: ConsultReplySettings) -> bool:
 
 
 def fit(reader: ConsultReader, examples: Sequence[FitExample], grid: dict | None = None,
-        weights: Sequence[float] | None = None) -> tuple[ConsultReplySettings, float, list[_Signals]]:
+        weights: Sequence[float] | None = None, verify: bool = False) -> tuple[ConsultReplySettings, float, list[_Signals]]:
     """The grid point with the highest (weighted) share of correct examples; ties go to the
     earliest point of the grid (the simplest settings first)."""
     grid = grid or GRID
-    sigs = [signals(reader, ex) for ex in examples]
+    sigs = [signals(reader, ex, verify) for ex in examples]
     w = np.ones(len(examples)) if weights is None else np.asarray(weights, dtype=float)
     best, best_acc = reader.settings, -1.0
     keys = list(grid)

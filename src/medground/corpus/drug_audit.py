@@ -1,0 +1,110 @@
+"""Checks a medicine database must pass before a reply can be trusted.
+
+- ``brand_of_several`` (error): one brand name listed under two generics ("Allegra" under
+  fexofenadine and loratadine): a patient naming it would get either drug's entries.
+- ``name_of_several`` (error): a name that is one drug's brand and another drug's synonym.
+- ``near_duplicate`` (warning): two drugs whose generic names differ by a letter or two
+  ("latanaprost" / "latanoprost"): probably one drug split by a misspelling in a source.
+- ``local_route_only`` (info): every entry of the drug describes a product for a local route (an
+  eye ointment for ciprofloxacin): replies must say so to a patient on tablets.
+
+The build resolves what a source can decide (``resolve_brand_conflicts``); the rest is reported.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Literal
+
+from medground.corpus.drugs import Drug, NameLexicon, normalize_name
+
+Severity = Literal["error", "warning", "info"]
+# Local routes of administration (the FDA route vocabulary's local ones), as drug classes name them.
+LOCAL_ROUTES = {"ocular": "ophthalmic", "ophthalmic": "ophthalmic", "otic": "otic", "topical": "topical",
+                "vaginal": "vaginal", "nasal": "nasal"}
+
+
+@dataclass(frozen=True, slots=True)
+class AuditFinding:
+    kind: str
+    severity: Severity
+    name: str
+    drug_ids: tuple[str, ...]
+    detail: str
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def local_route(drug: Drug) -> str | None:
+    """The local route a drug's class names ("Ocular antibacterial" → "ophthalmic"), else None."""
+    words = set(re.findall(r"[a-z]+", drug.drug_class.lower()))
+    return next((v for k, v in LOCAL_ROUTES.items() if k in words), None)
+
+
+def audit(drugs: Sequence[Drug], *, lexicon: NameLexicon | None = None, near_ratio: float = 90.0) -> list[AuditFinding]:
+    """Every finding; with the name ``lexicon``, two names it knows as distinct drugs are never near duplicates."""
+    from rapidfuzz import fuzz
+
+    found: list[AuditFinding] = []
+    brand_of: dict[str, set[str]] = defaultdict(set)
+    synonym_of: dict[str, set[str]] = defaultdict(set)
+    for d in drugs:
+        for b in d.brand_names:
+            brand_of[normalize_name(b)].add(d.drug_id)
+        for s in d.synonyms:
+            synonym_of[normalize_name(s)].add(d.drug_id)
+    for name, ids in sorted(brand_of.items()):
+        if len(ids) > 1:
+            found.append(AuditFinding("brand_of_several", "error", name, tuple(sorted(ids)),
+                                      f"the brand {name!r} is listed under {len(ids)} generics"))
+        others = synonym_of.get(name, set()) - ids
+        if others:
+            found.append(AuditFinding("name_of_several", "error", name, tuple(sorted(ids | others)),
+                                      f"{name!r} is a brand of {', '.join(sorted(ids))} and a synonym of "
+                                      f"{', '.join(sorted(others))}"))
+    generics = sorted((d.generic_name, d.drug_id) for d in drugs if "/" not in d.generic_name)
+    known = set(lexicon.canonical_to_variants) if lexicon else set()  # citalopram and escitalopram are two drugs
+    for i, (g, gid) in enumerate(generics):
+        for h, hid in generics[i + 1:]:
+            if abs(len(g) - len(h)) <= 2 and g.split()[0] != h.split()[0] and fuzz.ratio(g, h) >= near_ratio \
+                    and not (g in known and h in known):
+                found.append(AuditFinding("near_duplicate", "warning", f"{g} ~ {h}", (gid, hid),
+                                          "two drugs whose generic names differ by a letter or two"))
+    for d in drugs:
+        route = local_route(d)
+        if route:
+            found.append(AuditFinding("local_route_only", "info", d.generic_name, (d.drug_id,),
+                                      f"its entries describe an {route} product ({d.drug_class})" if route[0] in "aeiou" else f"its entries describe a {route} product ({d.drug_class})"))
+    return found
+
+
+def resolve_brand_conflicts(drugs: Sequence[Drug], lexicon: NameLexicon) -> list[str]:
+    """One name, one drug, where a source decides it; returns what was changed.
+
+    A brand listed under several generics stays with the one the name lexicon links it to. A name
+    that is one drug's brand (a source table's own link) and another's synonym (a lexicon variant)
+    is dropped from the synonyms."""
+    changes: list[str] = []
+    by_id = {d.drug_id: d for d in drugs}
+    brand_of: dict[str, set[str]] = defaultdict(set)
+    for d in drugs:
+        for b in d.brand_names:
+            brand_of[normalize_name(b)].add(d.drug_id)
+    for name, ids in sorted(brand_of.items()):
+        if len(ids) > 1 and lexicon:
+            canon = set(lexicon.variant_to_canonical.get(name, []))
+            keep = {i for i in ids if by_id[i].generic_name in canon}
+            if len(keep) == 1:
+                for i in sorted(ids - keep):
+                    by_id[i].brand_names = [b for b in by_id[i].brand_names if normalize_name(b) != name]
+                    changes.append(f"brand {name!r}: kept for {next(iter(keep))} (name lexicon), dropped from {i}")
+                ids = keep
+        for d in drugs:
+            if d.drug_id not in ids and any(normalize_name(s) == name for s in d.synonyms):
+                d.synonyms = [s for s in d.synonyms if normalize_name(s) != name]
+                changes.append(f"{name!r}: a brand of {', '.join(sorted(ids))}, dropped as a synonym of {d.drug_id}")
+    return changes

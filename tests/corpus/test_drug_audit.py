@@ -1,0 +1,69 @@
+"""The medicine database audit: one name, one drug; near-duplicates and local-only products named;
+and the shipped build passes it with no error."""
+
+import pytest
+from typer.testing import CliRunner
+
+from medground.corpus.drug_audit import audit, local_route, resolve_brand_conflicts
+from medground.corpus.drugs import Drug, NameLexicon
+
+
+def _drugs():
+    return [Drug("fexofenadine", "fexofenadine", ["Allegra"], "Antihistamine"),
+            Drug("loratadine", "loratadine", ["Allegra", "Claritin"], "Antihistamine"),
+            Drug("guaifenesin", "guaifenesin", [], "Expectorant", synonyms=["robitussin"]),
+            Drug("dextromethorphan", "dextromethorphan", ["Robitussin"], "Antitussive"),
+            Drug("latanaprost", "latanaprost", [], "Prostaglandin analog"),
+            Drug("latanoprost", "latanoprost", [], "Prostaglandin analog"),
+            Drug("ciprofloxacin", "ciprofloxacin", ["Ciloxan"], "Ocular antibacterial")]
+
+
+def test_audit_names_each_conflict():
+    found = {(f.kind, f.name): f for f in audit(_drugs())}
+    assert found[("brand_of_several", "allegra")].drug_ids == ("fexofenadine", "loratadine")
+    assert found[("name_of_several", "robitussin")].severity == "error"
+    assert ("near_duplicate", "latanaprost ~ latanoprost") in found
+    assert found[("local_route_only", "ciprofloxacin")].severity == "info"
+    assert local_route(_drugs()[-1]) == "ophthalmic" and local_route(_drugs()[0]) is None
+
+
+def test_known_distinct_drugs_are_not_near_duplicates():
+    drugs = [Drug("citalopram", "citalopram"), Drug("escitalopram", "escitalopram")]
+    assert any(f.kind == "near_duplicate" for f in audit(drugs))
+    lexicon = NameLexicon({"citalopram": ["citalopram"], "escitalopram": ["escitalopram"]})
+    assert not any(f.kind == "near_duplicate" for f in audit(drugs, lexicon=lexicon))
+
+
+def test_resolution_keeps_a_brand_where_the_lexicon_puts_it():
+    drugs = _drugs()
+    lexicon = NameLexicon({"allegra": ["fexofenadine"], "fexofenadine": ["fexofenadine"]})
+    changes = resolve_brand_conflicts(drugs, lexicon)
+    by_id = {d.drug_id: d for d in drugs}
+    assert by_id["loratadine"].brand_names == ["Claritin"] and by_id["fexofenadine"].brand_names == ["Allegra"]
+    assert "robitussin" not in by_id["guaifenesin"].synonyms  # a source table's brand link wins
+    assert len(changes) == 2
+    assert not [f for f in audit(drugs) if f.severity == "error"]
+
+
+@pytest.mark.slow
+def test_the_shipped_build_has_no_audit_error(shared_data, tmp_path):
+    from medground.corpus.drug_builders import build_catalog
+    from medground.corpus.drugs import load_drug_ner_lexicon
+
+    lexicon = load_drug_ner_lexicon()
+    catalog = build_catalog(shared_data, lexicon)
+    errors = [f for f in audit(catalog.drugs, lexicon=lexicon) if f.severity == "error"]
+    assert errors == [], errors[:5]
+    by_name = {d.generic_name: d for d in catalog.drugs}
+    assert "Allegra" not in by_name["loratadine"].brand_names and "Allegra" in by_name["fexofenadine"].brand_names
+
+
+def test_audit_command_exits_1_on_errors(tmp_path):
+    from medground.corpus.drug_commands import app
+    from medground.corpus.drugs import DrugCatalog
+    from medground.index.drugstore import DrugStore
+
+    store = DrugStore(tmp_path / "drugs.sqlite")
+    store.build(DrugCatalog(_drugs(), []))
+    res = CliRunner().invoke(app, ["audit", "--db", str(tmp_path / "drugs.sqlite"), "--json"])
+    assert res.exit_code == 1 and '"brand_of_several"' in res.output
