@@ -267,3 +267,58 @@ def test_the_quote_picks_the_line_about_the_named_drugs_class(tmp_path):
                           DrugRagSettings(query="tool_call", quote_tokens=32)).answer(q)
     assert ans.outcome == "answered" and ans.citations[0].chapter == "Warfarin"
     assert "bleeding risk" in ans.metadata["quoted"] and "pharmacist" not in ans.metadata["quoted"]
+
+
+def _reply_pipe(llm, engine, **reply):
+    from medground.reading.consult import ConsultReplySettings
+
+    return DrugRagPipeline(llm, engine, DrugRagSettings(query="subject", answer="reply",
+                                                        reply=ConsultReplySettings(**reply)))
+
+
+def test_reply_mode_answers_from_the_matched_item_without_an_llm_call(drug_engine):
+    pytest.importorskip("onnxruntime")
+    q = Question(qid="r1", dataset="unit", question="Patient: Could the stomach bleeding come from it?",
+                 context="Patient: I have been taking Advil every day for my back.")
+    llm = ScriptedLLM(_tool_reply("never used"))
+    ans = _reply_pipe(llm, drug_engine).answer(q)
+    assert ans.outcome == "answered" and llm.calls == []
+    assert ans.citations[0].chapter == "Ibuprofen" and ans.citations[0].section == "adverse_reactions"
+    assert ans.metadata["reply"]["first_sentence"].endswith("[1].")
+    assert ans.metadata["reply"]["ranked"][0]["type"] == "adverse_reactions"
+
+
+def test_reply_mode_asks_which_medicine_when_none_is_named_and_names_an_unknown_one(drug_engine):
+    pytest.importorskip("onnxruntime")
+    llm = ScriptedLLM(_tool_reply("headache"))
+    ans = _reply_pipe(llm, drug_engine).answer(Question(qid="r2", dataset="unit",
+                                                        question="My pill makes me dizzy, is that normal?"))
+    assert ans.outcome == "needs_clarification" and "Which medicine" in ans.text and not ans.citations
+    ans = _reply_pipe(ScriptedLLM(_tool_reply("coumadex dosage")), drug_engine).answer(
+        Question(qid="r3", dataset="unit", question="what is the usual dose of coumadex?"))
+    assert ans.outcome == "insufficient_evidence" and ans.metadata["unknown_drugs"] == {"coumadex": ["Warfarin"]}
+
+
+def test_reply_mode_verifier_reranks_with_the_llm_when_weighted(drug_engine):
+    pytest.importorskip("onnxruntime")
+
+    def entry_two(user, kwargs):  # the verifier's one-token pass: entry "2"
+        return "2"
+
+    class Verifying(ScriptedLLM):
+        def chat(self, messages, **kwargs):
+            res = super().chat(messages, **kwargs)
+            if kwargs.get("max_tokens") == 1:
+                from medground.llm.base import ChatResult, TokenLogprob
+
+                top = [("2", -0.01), ("1", -5.0), ("0", -6.0)]
+                return ChatResult(text="2", prompt_tokens=10, completion_tokens=1, logprobs=[TokenLogprob("2", -0.01, top)])
+            return res
+
+    q = Question(qid="r4", dataset="unit", question="Patient: How much Advil can I take?")
+    plain = _reply_pipe(Verifying(entry_two), drug_engine).answer(q)
+    llm = Verifying(entry_two)
+    verified = _reply_pipe(llm, drug_engine, verify_weight=10.0).answer(q)
+    assert any(c.get("max_tokens") == 1 for c in llm.calls)  # the verifier was asked
+    assert plain.citations[0].section == "dosage"
+    assert verified.citations[0].section != plain.citations[0].section  # its strong vote moved the choice

@@ -39,6 +39,8 @@ def reader(tmp_path_factory):
 
 def test_items_phrases_and_question_form():
     assert split_items("Cough\nRash") == ["Cough", "Rash"]
+    assert split_items("Dyspepsia, GI bleeding, rash") == ["Dyspepsia", "GI bleeding", "rash"]
+    assert split_items("Take 10 mg daily, with food.") == ["Take 10 mg daily, with food."]
     assert split_items("Take it with food. Avoid alcohol.") == ["Take it with food.", "Avoid alcohol."]
     phrases = content_phrases("Could this dry cough be from Zestril?", exclude=["Zestril"])
     assert "dry cough" in phrases and "cough" in phrases and not any("zestril" in p.lower() for p in phrases)

@@ -111,6 +111,10 @@ def split_items(text: str) -> list[str]:
     lines = [ln.strip(" •-\t") for ln in text.splitlines() if ln.strip(" •-\t")]
     if len(lines) > 1:
         return lines
+    parts = [x.strip() for x in re.split(r"[,;]\s+", text.strip().rstrip("."))]
+    if (len(parts) >= 3 and "." not in text.strip().rstrip(".") and not re.search(r"\d", text)
+            and all(len(x.split()) <= 5 for x in parts)):
+        return parts  # "Dyspepsia, GI bleeding, rash": a list written on one line
     from medground.corpus.sentences import split_sentences
 
     sentences = [s.strip() for s in split_sentences(text) if s.strip()]
