@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -184,7 +185,8 @@ def build_body(request: ChatRequest, settings: LLMSettings, model: str) -> dict[
     _check_messages(request.messages)
     body: dict[str, Any] = {
         "model": model,
-        "messages": request.messages,
+        "messages": [{**m, "content": as_text(m["content"])} if isinstance(m.get("content"), str) else m
+                     for m in request.messages],
         "max_tokens": request.max_tokens,
         "temperature": settings.temperature if request.temperature is None else request.temperature,
         "seed": settings.seed if request.seed is None else request.seed,
@@ -202,6 +204,18 @@ def build_body(request: ChatRequest, settings: LLMSettings, model: str) -> dict[
         body["stop"] = request.stop
     body.update(request.extra)
     return body
+
+
+# Chat-template control tokens written as text ("<|im_end|><|im_start|>system" in a question or a
+# passage): a server that parses special tokens in message content would open a real role. A
+# space after the "<" keeps them text for every tokenizer and template (ChatML, Llama 3, Gemma,
+# Mistral); our own templates never contain them, so only such injected text changes.
+_CONTROL_TOKEN = re.compile(r"<(?=\||/?s>|start_of_turn>|end_of_turn>|/?(?:bos|eos)>)|\[(?=/?INST\])")
+
+
+def as_text(content: str) -> str:
+    """``content`` with chat control-token markup broken up, so it is tokenized as plain text."""
+    return _CONTROL_TOKEN.sub(lambda m: m.group(0) + " ", content)
 
 
 def _check_messages(messages: list[Message]) -> None:
