@@ -115,7 +115,8 @@ def test_unknown_pipeline_is_404_and_failure_is_500_not_an_answer():
     c = TestClient(app)
     assert c.post("/v1/ask", json={"question": "x", "pipeline": "nope"}).status_code == 404
     r = c.post("/v1/ask", json={"question": "Why?"})
-    assert r.status_code == 500 and "llama.cpp crashed" in r.json()["detail"]
+    # 500, naming the failure's kind; its text (which may hold paths) stays in the server's log
+    assert r.status_code == 500 and "RuntimeError" in r.json()["detail"] and "crashed" not in r.json()["detail"]
 
 
 def test_closed_book_pipeline_cannot_search():
@@ -224,7 +225,7 @@ def test_a_full_queue_is_503_with_retry_after_and_health_never_waits():
 
     async def scenario():
         transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as c:
             running = asyncio.create_task(c.post("/v1/ask", json={"question": "first?"}))
             await asyncio.to_thread(SlowPipe.started.wait, 5)
             waiting = asyncio.create_task(c.post("/v1/ask", json={"question": "second?"}))
@@ -300,7 +301,7 @@ def test_answers_are_delivered_as_they_finish():
     app = create_app(ServeSettings(), build=Mixed)
 
     async def scenario():
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://testserver") as c:
             slow = asyncio.create_task(c.post("/v1/ask", json={"question": "slow?"}))
             await asyncio.sleep(0.1)
             t0 = _time.perf_counter()

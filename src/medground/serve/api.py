@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import hashlib
+import logging
 import re
 import threading
 import time
@@ -37,6 +38,9 @@ from medground.pipelines.base import Pipeline
 from medground.pipelines.commands import CONFIGS, answer_dict
 from medground.pipelines.config import PipelineConfig, load_pipeline_config
 from medground.schema import Passage, Question
+from medground.serve.limits import MAX_BODY_BYTES, BodyLimit
+
+log = logging.getLogger(__name__)
 
 
 class ServeSettings(BaseModel):
@@ -50,6 +54,11 @@ class ServeSettings(BaseModel):
     max_chars: int = Field(4000, ge=10, description="longest question, message or query accepted")
     docs: bool = Field(False, description="serve /docs and /redoc (their pages load assets from a CDN)")
     max_waiting: int = Field(4, ge=0, description="requests queued per pipeline beyond the one running; more get 503")
+    max_body_bytes: int = Field(MAX_BODY_BYTES, ge=1024, description="larger request bodies get 413, unread")
+    # Host headers answered (DNS rebinding: a page on another name must not read responses). "testserver"
+    # is the test client's name; it resolves nowhere, so it opens nothing.
+    allowed_hosts: list[str] = Field(default_factory=lambda: ["localhost", "127.0.0.1", "[::1]", "::1", "testserver"],
+                                     description="Host header values accepted; '*' accepts any")
 
     @model_validator(mode="after")
     def _known_names(self) -> ServeSettings:
@@ -70,7 +79,8 @@ MAX_DIALOGUE_CHARS = 6000
 MAX_ASK_CHARS = 6000
 MAX_K = 50  # the engines keep at most 50 candidates per query in the shipped configs
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
-_INVISIBLE = re.compile(r"[\s\u200b-\u200f\u2028-\u202f\u2060-\u2064\ufeff\u00ad]+")
+# whitespace, zero-width and format characters, and C0/C1 control characters (NUL included)
+_INVISIBLE = re.compile(r"[\s\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202f\u2060-\u2064\ufeff\u00ad]+")
 _OPTION_KEY = re.compile(r"[A-Z]")
 
 
@@ -79,7 +89,7 @@ def clean_text(v: str, what: str) -> str:
     if _SURROGATE.search(v):
         raise ValueError(f"{what} contains a lone UTF-16 surrogate (invalid Unicode text)")
     if not _INVISIBLE.sub("", v):
-        raise ValueError(f"{what} is empty, whitespace or invisible characters only")
+        raise ValueError(f"{what} is empty, whitespace, control or invisible characters only")
     return v.strip()
 
 
@@ -308,7 +318,11 @@ def create_app(settings: ServeSettings | None = None,
 
     # A plain ASGI middleware, not @app.middleware("http"): Starlette's BaseHTTPMiddleware wraps
     # `receive` so that routes never see the client's disconnect (queued work would run anyway).
-    app.add_middleware(SecurityHeaders, csp=csp)
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    from starlette.middleware.trustedhost import TrustedHostMiddleware
+
+    app.add_middleware(TrustedHostMiddleware, allowed_hosts=settings.allowed_hosts)
+    app.add_middleware(SecurityHeaders, csp=csp)  # added last: outermost, so every refusal carries it too
 
     def too_long(text: str, field: str) -> None:
         if len(text) > settings.max_chars:
@@ -328,7 +342,12 @@ def create_app(settings: ServeSettings | None = None,
         except ValueError as exc:  # e.g. a query that is empty after normalisation
             raise HTTPException(422, str(exc)) from exc
         except Exception as exc:  # the pipeline failed: say so, never invent an answer
-            raise HTTPException(500, f"pipeline {name!r} failed: {type(exc).__name__}: {exc}") from exc
+            if transient(exc):  # a locked database, a full disk: the service, not the request
+                log.warning("pipeline %r: %s: %s", name, type(exc).__name__, exc)
+                raise HTTPException(503, f"pipeline {name!r} is temporarily unavailable ({reason(exc)}); retry later",
+                                    headers={"Retry-After": "30"}) from None
+            log.exception("pipeline %r failed", name)  # the details stay in the server's log
+            raise HTTPException(500, f"pipeline {name!r} failed ({type(exc).__name__}); see the server log") from None
 
     async def answered(name: str, question: Question, request: Request) -> dict[str, Any]:
         answer = await run(name, lambda pipe: pipe.answer(question), request)
@@ -386,6 +405,29 @@ def create_app(settings: ServeSettings | None = None,
         return page_html
 
     return app
+
+
+def transient(exc: BaseException) -> bool:
+    """A fault of the service's resources (retry later), not of the request."""
+    import errno
+    import sqlite3
+
+    if isinstance(exc, sqlite3.OperationalError):
+        text = str(exc).lower()
+        return "locked" in text or "full" in text or "disk i/o" in text or "unable to open" in text
+    return isinstance(exc, OSError) and exc.errno in {errno.ENOSPC, errno.EDQUOT, errno.EMFILE, errno.ENFILE}
+
+
+def reason(exc: BaseException) -> str:
+    """What went wrong, without paths or exception text."""
+    import errno
+
+    if isinstance(exc, OSError) and exc.errno in {errno.ENOSPC, errno.EDQUOT}:
+        return "the disk is full"
+    if isinstance(exc, OSError):
+        return "too many open files"
+    text = str(exc).lower()
+    return "the disk is full" if "full" in text else "a database is locked" if "locked" in text else "a storage fault"
 
 
 class SecurityHeaders:

@@ -20,6 +20,10 @@ def serve(
     consult: Optional[str] = typer.Option(None, help="Pipeline behind /v1/consult and the page (default: consult or the first)."),
     host: str = typer.Option("127.0.0.1", help="Address to bind; 0.0.0.0 exposes it to the network."),
     port: int = typer.Option(8000, min=1, max=65535),
+    allow_host: list[str] = typer.Option(
+        [], "--allow-host", help="A Host header to answer besides localhost names (repeat), e.g. the machine's "
+                                 "name when serving on 0.0.0.0; '*' answers any (DNS rebinding then possible)."),
+    max_connections: int = typer.Option(64, min=1, help="Open connections at most; more are answered 503."),
 ) -> None:
     """Serve /v1/ask, /v1/consult, /v1/search and the consultation web page at /."""
     import uvicorn
@@ -49,10 +53,15 @@ def serve(
         fields["default"] = default
     if consult:
         fields["consult"] = consult
+    if allow_host:
+        fields["allowed_hosts"] = [*ServeSettings.model_fields["allowed_hosts"].default_factory(), *allow_host]
     try:
         settings = ServeSettings(**fields)
     except ValidationError as exc:
         raise typer.BadParameter(str(exc)) from None
     typer.echo(f"MedGround on http://{host}:{port}/  (pipelines: {', '.join(settings.pipelines)}; "
                f"built on first request)")
-    uvicorn.run(create_app(settings), host=host, port=port, log_level="warning")
+    # A connection idle between requests is closed after 5 s; past the connection cap uvicorn answers
+    # 503 at once, so slow clients cannot use up the process's file descriptors.
+    uvicorn.run(create_app(settings), host=host, port=port, log_level="warning", timeout_keep_alive=5,
+                limit_concurrency=max_connections)

@@ -1,0 +1,85 @@
+"""Limits before work: oversized bodies refused unread (413), bracket bombs refused before parsing,
+Host headers checked, control-character-only text refused, and resource faults answered 503."""
+
+from __future__ import annotations
+
+import errno
+import sqlite3
+
+import pytest
+
+pytest.importorskip("fastapi")
+from fastapi.testclient import TestClient
+
+from medground.serve.api import ServeSettings, create_app
+from medground.serve.limits import json_depth
+
+from .test_api import FakePipe
+
+
+class Raising(FakePipe):
+    def __init__(self, cfg, exc):
+        super().__init__(cfg)
+        self.exc = exc
+
+    def answer(self, q):
+        raise self.exc
+
+
+def _client(**settings) -> TestClient:
+    return TestClient(create_app(ServeSettings(**settings), build=FakePipe))
+
+
+def test_json_depth_ignores_brackets_inside_strings():
+    assert json_depth(b'{"a": [1, {"b": "[[[[{{{{"}]}') == 3
+    assert json_depth(b"[" * 100 + b"]" * 100) == 100
+    assert json_depth(b'{"a": "\\"[["}') == 1
+
+
+def test_an_oversized_body_is_refused_before_it_is_read():
+    c = _client(max_body_bytes=2048)
+    big = {"question": "x" * 5000}
+    r = c.post("/v1/ask", json=big)
+    assert r.status_code == 413 and "at most 2048" in r.json()["detail"]
+    assert "content-security-policy" in r.headers  # the refusal carries the security headers too
+
+    sent = []
+
+    def trickle():  # no Content-Length: refused once the cap is passed, the rest never read
+        for _ in range(100):
+            sent.append(1)
+            yield b'{"question": "' + b"y" * 1000
+    r = c.post("/v1/ask", content=trickle(), headers={"content-type": "application/json"})
+    assert r.status_code == 413
+
+
+def test_a_bracket_bomb_is_refused_before_parsing():
+    r = _client().post("/v1/ask", content=b"[" * 20000 + b"]" * 20000, headers={"content-type": "application/json"})
+    assert r.status_code == 422 and "nested deeper" in r.json()["detail"]
+
+
+def test_an_unknown_host_header_is_refused():
+    c = _client()
+    assert c.get("/health").status_code == 200
+    assert c.get("/health", headers={"host": "localhost:8000"}).status_code == 200
+    assert c.get("/health", headers={"host": "evil.example"}).status_code == 400
+    assert _client(allowed_hosts=["medground.example"]).get(
+        "/health", headers={"host": "medground.example"}).status_code == 200
+
+
+@pytest.mark.parametrize("text", ["\x00\x00\x00", "\x01\x1f\x7f", " \u200b\x00 "])
+def test_control_characters_only_are_refused(text):
+    r = _client().post("/v1/ask", json={"question": text})
+    assert r.status_code == 422 and "control" in str(r.json()["detail"])
+
+
+@pytest.mark.parametrize("exc, said", [
+    (sqlite3.OperationalError("database is locked"), "a database is locked"),
+    (sqlite3.OperationalError("database or disk is full"), "the disk is full"),
+    (OSError(errno.ENOSPC, "No space left on device", "/secret/path/cache.sqlite"), "the disk is full"),
+])
+def test_resource_faults_are_503_with_retry_after_and_no_paths(exc, said):
+    c = TestClient(create_app(ServeSettings(), build=lambda cfg: Raising(cfg, exc)))
+    r = c.post("/v1/ask", json={"question": "Why?"})
+    assert r.status_code == 503 and r.headers["retry-after"] == "30"
+    assert said in r.json()["detail"] and "/secret" not in r.text and "sqlite" not in r.text
