@@ -92,7 +92,8 @@ def test_direct_and_free_text_with_real_model(small_llm, tiny_chunks, mcq):
     q = Question(qid="f3", dataset="unit", question="What does warfarin inhibit?")
     ans = RagPipeline(small_llm, _engine(tiny_chunks), ReaderSettings(freetext_max_tokens=48)).answer(q)
     assert ans.outcome in {"answered", "insufficient_evidence"}
-    assert ans.citations
+    # cited passages, or (the 135M model cites nothing) none shown as if used, and it says so
+    assert ans.citations or (ans.metadata.get("uncited") and ans.metadata["retrieved_not_cited"])
 
 
 class _EvidenceSwaysLLM(ScriptedLLM):

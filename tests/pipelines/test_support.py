@@ -251,3 +251,11 @@ def test_the_kind_a_question_asks_for_does_not_keep_a_restatement():
               "This is supported by passage [2], which states that tetanus toxin blocks inhibitory neurotransmitters."]
     kept, cut = drop_restatements(answer, question=q)
     assert kept == [answer[0], "This is supported by [2]."] and len(cut) == 1
+
+
+def test_a_generated_answer_citing_nothing_shows_no_evidence_as_used(tiny_chunks):
+    numbers = _numbers(0.05, 0.9, 0.03, 0.02)
+    llm = ScriptedLLM(lambda u, k: "It is prevented with vitamin B6.", letter_logprobs=numbers)
+    ans = RagPipeline(llm, _engine(tiny_chunks), ReaderSettings(freetext_answer="generate")).answer(Q)
+    assert ans.outcome == "answered" and ans.citations == []
+    assert ans.metadata["uncited"] is True and ans.metadata["retrieved_not_cited"]

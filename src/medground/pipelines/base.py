@@ -280,6 +280,8 @@ def free_text_answer(llm: LLM, question: Question, evidence: Evidence, settings:
         text = " ".join(sup.fold_citations(kept))
         cited = [by_number[n] for n in cited_numbers(text) if n in by_number] or cited
     if not cited:
-        # An answer that cites nothing is not grounded: say so rather than pass it off as cited.
+        # An answer that cites nothing is not grounded: say so, and show no evidence as if it had
+        # been used (the retrieved passages stay in the metadata for whoever wants to look).
         meta["uncited"] = True
-    return Answer(outcome="answered", text=text, citations=cited or evidence.citations, metadata=meta)
+        meta["retrieved_not_cited"] = [c.label for c in evidence.citations]
+    return Answer(outcome="answered", text=text, citations=cited, metadata=meta)

@@ -285,7 +285,7 @@ class DrugRagPipeline:
         by_number = {c.number: c for c in evidence.citations}
         cited = [by_number[n] for n in cited_numbers(text) if n in by_number]
         outcome = "insufficient_evidence" if INSUFFICIENT in text.upper() or not text else "answered"
-        return Answer(outcome=outcome, text=text, citations=cited or evidence.citations,
+        return Answer(outcome=outcome, text=text, citations=cited,  # never evidence it did not use
                       metadata={**meta, "uncited": not cited})
 
     def addressing_entry(self, dialogue: str, evidence: Evidence, support: Support) -> tuple[Citation | None, list[str]]:
