@@ -234,9 +234,10 @@ def fit_cmd(args) -> None:
         from medground.reading.consult_fit import GRID
 
         grid = {**GRID, "verify_weight": [0.0, 0.25, 0.5, 1.0, 2.0, 4.0]}
-    best, acc, _ = fit(reader, examples, grid=grid, weights=weights, verify=args.verify)
-    out = {"split": "dev", "examples": dict(per_set), "objective": round(acc, 4), "verify": args.verify,
-           "fitted": best.model_dump(), "seconds": round(time.perf_counter() - t0, 1)}
+    result = fit(reader, examples, grid=grid, weights=weights, verify=args.verify)
+    out = {"split": "dev", "examples": dict(per_set), "objective": round(result.objective, 4), "verify": args.verify,
+           "best_objective_per_value": result.per_value,
+           "fitted": result.settings.model_dump(), "seconds": round(time.perf_counter() - t0, 1)}
     save("e2e_fit_verify" if args.verify else "e2e_fit", out)
     print(json.dumps(out, indent=2))
 

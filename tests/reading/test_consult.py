@@ -94,3 +94,23 @@ def test_no_entry_relates_abstains_in_plain_words(reader):
 def test_no_medicine_named_asks_which_one(reader):
     r = reader.reply(["My blood pressure pill makes me dizzy, is that normal?"], None)
     assert r.outcome == "needs_clarification" and "Which medicine" in r.text
+
+
+def test_fit_picks_the_grid_point_that_gets_the_dev_examples_right(reader):
+    from medground.reading.consult_fit import FitExample, fit, outcome
+
+    examples = [FitExample(["Could this dry cough come from Zestril?"], "lisinopril", [], "adverse_reactions"),
+                FitExample(["What is lisinopril used for?"], "lisinopril", [], "indications"),
+                FitExample(["What colour is the Zestril pill and what does a box cost?"], "lisinopril", [], None)]
+    grid = {"item_weight": [0.0, 4.0], "item_floor": [0.5], "match_at": [0.65], "none_above": [0.3, 0.99]}
+    result = fit(reader, examples, grid=grid)
+    assert result.objective == 1.0
+    assert result.settings.none_above == 0.3  # 0.99 never abstains: the price question would be answered
+    assert result.per_value["none_above"]["0.99"] < 1.0
+    assert result.settings.item_weight == 0.0  # ties go to the first (simplest) grid point
+    for ex, sig in zip(examples, result.signals):  # the fitted rule is the reader's own
+        drug, typ, abstained = outcome(sig, result.settings)
+        r = reader.__class__(reader.drugs, reader.typer, reader.embedder, result.settings).reply(ex.turns, ex.subject)
+        assert abstained == (r.outcome != "answered")
+        if not abstained:
+            assert (drug, typ) == ("lisinopril", r.citations[0].section)

@@ -83,3 +83,15 @@ def test_resource_faults_are_503_with_retry_after_and_no_paths(exc, said):
     r = c.post("/v1/ask", json={"question": "Why?"})
     assert r.status_code == 503 and r.headers["retry-after"] == "30"
     assert said in r.json()["detail"] and "/secret" not in r.text and "sqlite" not in r.text
+
+
+def test_a_missing_chunk_store_is_503_naming_the_command_and_is_never_recreated(tmp_path, monkeypatch):
+    from medground.index.stores import StoreMissingError, open_store
+
+    monkeypatch.setenv("MEDGROUND_HOME", str(tmp_path))
+    with pytest.raises(StoreMissingError, match="medground corpus ingest"):
+        open_store(must_exist=True)
+    assert not (tmp_path / "store.sqlite").exists()  # not re-created empty
+    c = TestClient(create_app(ServeSettings(), build=lambda cfg: Raising(cfg, StoreMissingError("no chunk store at /x"))))
+    r = c.post("/v1/ask", json={"question": "Why?"})
+    assert r.status_code == 503 and "medground corpus ingest" in r.json()["detail"] and "/x" not in r.text

@@ -201,12 +201,13 @@ def to_passages(
     ]
 
 
-def default_chunk_source() -> ChunkSource:
+def default_chunk_source(*, must_exist: bool = True) -> ChunkSource:
     """The project's chunk store (``medground corpus ingest`` fills it): $MEDGROUND_STORE when
-    set (a Postgres URL or a SQLite path), else $MEDGROUND_HOME/store.sqlite."""
+    set (a Postgres URL or a SQLite path), else $MEDGROUND_HOME/store.sqlite. Readers require it
+    to exist (``StoreMissingError`` names the command that builds it)."""
     from medground.index.stores import open_store  # imported late: stores import this module
 
-    return open_store()
+    return open_store(must_exist=must_exist)
 
 
 class PersistedIndex(Protocol):

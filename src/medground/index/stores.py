@@ -55,9 +55,15 @@ def default_store_settings() -> StoreSettings:
     return StoreSettings.parse(spec) if spec else StoreSettings()
 
 
-def open_store(settings: StoreSettings | str | None = None):
+class StoreMissingError(FileNotFoundError):
+    """Reading a chunk store that does not exist: never re-create it empty behind the reader's back."""
+
+
+def open_store(settings: StoreSettings | str | None = None, *, must_exist: bool = False):
     """The chunk store named by ``settings`` (a StoreSettings, a spec string, or None for
-    $MEDGROUND_STORE, else the SQLite file under $MEDGROUND_HOME)."""
+    $MEDGROUND_STORE, else the SQLite file under $MEDGROUND_HOME). ``must_exist``: a SQLite file
+    that is not there is an error naming the command that builds it (readers), not a new empty
+    store (only ingestion creates one)."""
     if settings is None:
         settings = default_store_settings()
     elif isinstance(settings, str):
@@ -68,7 +74,11 @@ def open_store(settings: StoreSettings | str | None = None):
         return PgChunkStore(settings.url or EMBEDDED)
     from medground.index.store import ChunkStore
 
-    return ChunkStore(Path(settings.path) if settings.path else paths.home() / "store.sqlite")
+    path = Path(settings.path) if settings.path else paths.home() / "store.sqlite"
+    if must_exist and not path.exists():
+        raise StoreMissingError(f"no chunk store at {path}: build it with `medground corpus ingest` "
+                                "(or name another with $MEDGROUND_STORE)")
+    return ChunkStore(path)
 
 
 def is_postgres(source: object) -> bool:

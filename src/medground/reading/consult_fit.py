@@ -85,8 +85,16 @@ def correct(ex: FitExample, sig: _Signals, s: ConsultReplySettings) -> bool:
     return not abstain and drug == ex.subject and typ == ex.gold_type
 
 
+@dataclass(slots=True)
+class FitResult:
+    settings: ConsultReplySettings
+    objective: float
+    per_value: dict[str, dict[str, float]]  # setting -> value -> the best objective with that value
+    signals: list[_Signals]
+
+
 def fit(reader: ConsultReader, examples: Sequence[FitExample], grid: dict | None = None,
-        weights: Sequence[float] | None = None, verify: bool = False) -> tuple[ConsultReplySettings, float, list[_Signals]]:
+        weights: Sequence[float] | None = None, verify: bool = False) -> FitResult:
     """The grid point with the highest (weighted) share of correct examples; ties go to the
     earliest point of the grid (the simplest settings first)."""
     grid = grid or GRID
@@ -94,9 +102,13 @@ def fit(reader: ConsultReader, examples: Sequence[FitExample], grid: dict | None
     w = np.ones(len(examples)) if weights is None else np.asarray(weights, dtype=float)
     best, best_acc = reader.settings, -1.0
     keys = list(grid)
+    per_value: dict[str, dict] = {k: {} for k in keys}  # each value's best objective over the rest of the grid
     for values in itertools.product(*(grid[k] for k in keys)):
         s = reader.settings.model_copy(update=dict(zip(keys, values)))
         acc = float(np.dot(w, [correct(ex, sig, s) for ex, sig in zip(examples, sigs)]) / w.sum())
+        for k, v in zip(keys, values):
+            per_value[k][v] = max(per_value[k].get(v, 0.0), acc)
         if acc > best_acc + 1e-12:
             best, best_acc = s, acc
-    return best, best_acc, sigs
+    table = {k: {str(v): round(a, 4) for v, a in per_value[k].items()} for k in keys}
+    return FitResult(best, best_acc, table, sigs)

@@ -145,7 +145,7 @@ class RetrievalEngine:
         if chunks is None and settings.store is not None:
             from medground.index.stores import open_store
 
-            chunks = open_store(settings.store)
+            chunks = open_store(settings.store, must_exist=True)
         self._chunks = chunks
         self._section_index = section_index
         self._count = count_tokens

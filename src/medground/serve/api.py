@@ -412,6 +412,10 @@ def transient(exc: BaseException) -> bool:
     import errno
     import sqlite3
 
+    from medground.index.stores import StoreMissingError
+
+    if isinstance(exc, StoreMissingError):
+        return True
     if isinstance(exc, sqlite3.OperationalError):
         text = str(exc).lower()
         return "locked" in text or "full" in text or "disk i/o" in text or "unable to open" in text
@@ -422,6 +426,10 @@ def reason(exc: BaseException) -> str:
     """What went wrong, without paths or exception text."""
     import errno
 
+    from medground.index.stores import StoreMissingError
+
+    if isinstance(exc, StoreMissingError):
+        return "the chunk store is missing: rebuild it with `medground corpus ingest`"
     if isinstance(exc, OSError) and exc.errno in {errno.ENOSPC, errno.EDQUOT}:
         return "the disk is full"
     if isinstance(exc, OSError):
