@@ -327,8 +327,31 @@ def e2e_cmd(args) -> None:
         print(f"{name}: {json.dumps(report['sets'][name])}")
     section = args.section or f"e2e_{args.split}"
     save(section, report)
-    out = RESULTS.parent / f"consult_e2e_{args.split}_replies.json"
+    out = RESULTS.parent / f"consult_{section}_replies.json"
     out.write_text(json.dumps(samples, indent=1, ensure_ascii=False) + "\n")
+
+
+def compare_cmd(args) -> None:
+    """Paired comparison of two e2e runs (reply files) per set: exact McNemar on each metric."""
+    from medground.eval.metrics import mcnemar_test
+
+    a = json.loads((RESULTS.parent / f"consult_{args.a}_replies.json").read_text())
+    b = json.loads((RESULTS.parent / f"consult_{args.b}_replies.json").read_text())
+    out: dict = {"a": args.a, "b": args.b, "sets": {}}
+    for name in sorted(set(a) & set(b)):
+        ra = {r["id"]: r for r in a[name]}
+        rb = {r["id"]: r for r in b[name]}
+        ids = sorted(set(ra) & set(rb))
+        row: dict = {"n": len(ids)}
+        for metric in ("drug_attr_ok", "rubric"):
+            xa = [bool(ra[i].get(metric)) for i in ids]
+            xb = [bool(rb[i].get(metric)) for i in ids]
+            t = mcnemar_test(xa, xb)
+            row[metric] = {"a": sum(xa), "b": sum(xb), "only_a": t.a_only, "only_b": t.b_only,
+                           "p_value": float(f"{t.pvalue:.6g}")}
+        out["sets"][name] = row
+        print(name, json.dumps(row))
+    save(f"e2e_compare_{args.a}_vs_{args.b}", out)
 
 
 def main() -> None:
@@ -336,6 +359,9 @@ def main() -> None:
     sub = ap.add_subparsers(dest="cmd", required=True)
     t = sub.add_parser("typer")
     t.add_argument("--c", type=float, default=4.0)
+    c = sub.add_parser("compare")
+    c.add_argument("a", help="section name of the first run (its replies file)")
+    c.add_argument("b")
     f = sub.add_parser("fit")
     f.add_argument("--sets", default="written,medqa,generated")
     f.add_argument("--n", type=int, default=0, help="at most N items of each set but the written one")
@@ -347,7 +373,7 @@ def main() -> None:
     e.add_argument("--n", type=int, default=0, help="at most N items a set (0: all)")
     e.add_argument("--section", default=None)
     args = ap.parse_args()
-    {"typer": typer_cmd, "fit": fit_cmd, "e2e": e2e_cmd}[args.cmd](args)
+    {"typer": typer_cmd, "fit": fit_cmd, "e2e": e2e_cmd, "compare": compare_cmd}[args.cmd](args)
 
 
 if __name__ == "__main__":

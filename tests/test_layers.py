@@ -32,3 +32,17 @@ def test_vote_arithmetic_lives_with_the_voting_pipeline():
     assert "def weighted_vote" in (SRC / "pipelines" / "amt.py").read_text()
     assert "def weighted_vote" not in (SRC / "eval" / "metrics.py").read_text()
     assert not any(m.startswith("medground.eval") for m in imports_of(SRC / "pipelines" / "amt.py"))
+
+
+def test_readers_sit_below_the_pipelines():
+    """reading/ may use corpus, index, retrieve and llm; never pipelines, eval, train, serve or the CLI."""
+    above = {"pipelines", "eval", "train", "serve", "cli"}
+    for path in (SRC / "reading").glob("*.py"):
+        bad = {m for m in imports_of(path) if m.count(".") and m.split(".")[1] in above}
+        assert not bad, f"reading/{path.name} imports {bad}"
+
+
+def test_the_layer_check_catches_an_upward_import(tmp_path):
+    planted = tmp_path / "planted.py"
+    planted.write_text("from medground.eval.drugqa import record_citation\n")
+    assert "medground.eval.drugqa" in imports_of(planted)

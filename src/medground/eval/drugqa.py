@@ -26,7 +26,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from medground.corpus.drugs import AttributeType, Drug, DrugAttribute
-from medground.schema import Citation, Question
+from medground.reading.consult import record_citation  # noqa: F401  (re-exported: benchmarks use drugqa.record_citation)
+from medground.schema import Question
 
 A = AttributeType
 # attribute → (the noun the question uses, the source kind whose records are one item a line)
@@ -136,11 +137,6 @@ def _article(noun: str) -> str:
     return "an" if noun[0] in "aeiou" else "a"
 
 
-def record_citation(drug: Drug, attribute: DrugAttribute, number: int = 1) -> Citation:
-    """A record as the reader sees it: the medicine database's citation for it."""
-    return Citation(number=number, chunk_id=f"{attribute.drug_id}:{attribute.type.value}", book="Medicine database",
-                    chapter=drug.display_name, section=attribute.type.value, title=drug.display_name,
-                    text=attribute.text, score=1.0, char_end=len(attribute.text))
 
 
 def supported(answer: str, record_text: str, *, exclude: Sequence[str] = (), min_share: float = 0.7) -> bool:

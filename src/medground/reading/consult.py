@@ -160,6 +160,13 @@ _ROUTE_WORDS = {"ophthalmic": "an eye (ophthalmic)", "otic": "an ear (otic)", "t
                 "vaginal": "a vaginal", "nasal": "a nasal"}
 
 
+def record_citation(drug: Drug, attribute: DrugAttribute, number: int = 1) -> Citation:
+    """A record as the reader sees it: the medicine database's citation for it."""
+    return Citation(number=number, chunk_id=f"{attribute.drug_id}:{attribute.type.value}", book="Medicine database",
+                    chapter=drug.display_name, section=attribute.type.value, title=drug.display_name,
+                    text=attribute.text, score=1.0, char_end=len(attribute.text))
+
+
 def _join(items: Sequence[str]) -> str:
     items = [i.rstrip(".") for i in items]
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
@@ -255,8 +262,6 @@ class ConsultReader:
 
     def verify(self, turns: Sequence[str], choices: list[EntryChoice]) -> None:
         """Ask the verifier about the best ``verify_candidates`` entries; set their ``p_verify``."""
-        from medground.eval.drugqa import record_citation
-
         if self.verifier is None or not choices:
             return
         top = choices[: self.settings.verify_candidates]
@@ -276,8 +281,6 @@ class ConsultReader:
 
     # ------------------------------------------------------------------ reply
     def reply(self, turns: Sequence[str], subject_id: str | None, other_ids: Sequence[str] = ()) -> Reply:
-        from medground.eval.drugqa import record_citation
-
         s = self.settings
         if subject_id is None or subject_id not in self.drugs.drugs:
             text = ("Which medicine do you mean? Please give its name as on the box or the label "
