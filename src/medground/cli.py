@@ -34,6 +34,7 @@ _COMMANDS: list[tuple[str, str, str]] = [
     ("medground.eval.commands", "eval_app", "eval"),
     ("medground.eval.commands", "sweep_app", "sweep"),
     ("medground.eval.commands", "report_app", "report"),
+    ("medground.eval.commands", "coverage_app", "coverage"),
     ("medground.serve.commands", "app", "serve"),
 ]
 

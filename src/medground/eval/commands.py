@@ -31,6 +31,7 @@ app = typer.Typer(no_args_is_help=True, add_completion=False, help="Evaluate pip
 eval_app = typer.Typer(add_completion=False)
 sweep_app = typer.Typer(add_completion=False)
 report_app = typer.Typer(add_completion=False)
+coverage_app = typer.Typer(add_completion=False)
 
 
 class FactoryMissingError(RuntimeError):
@@ -242,3 +243,55 @@ def report_cmd(
                               ensure_ascii=False, indent=2))
     else:
         typer.echo(f"wrote {out / 'report.md'}, {out / 'report.html'} and {len(rep.images)} plots")
+
+
+@coverage_app.command("coverage")
+def coverage_cmd(
+    dataset: str = typer.Option(..., "--dataset", "-d", help="A multiple-choice set (medagents/medqa, mirage/mmlu, ...)."),
+    retriever: str = typer.Option("bm25", "--retriever", "-r",
+                                  help="bm25 | dense | splade | hybrid (bm25 + dense, RRF), over the chunk store's indexes."),
+    config: str = typer.Option(None, help="Instead of --retriever: a pipeline config whose retrieve section is used."),
+    k: str = typer.Option("1,5,10", help="Cut-offs, comma-separated."),
+    subset_n: int = typer.Option(200, "--subset", "-n", help="Deterministic subset of N questions (0: all)."),
+    seed: int = typer.Option(0, help="Subset seed."),
+    split: str = typer.Option(None, help="Dataset split (default: the set's first)."),
+    path: Path = typer.Option(None, help="Dataset file (for user formats such as medqa-jsonl)."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """The reader's ceiling: how often the gold option's text is in the top k passages, with the
+    query from the question alone and from the question with its options."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from medground.eval.coverage import coverage
+    from medground.eval.datasets import load_dataset, subset
+    from medground.retrieve.engine import RetrievalEngine, RetrieveSettings
+
+    try:
+        cuts = sorted({int(x) for x in k.split(",") if x.strip()})
+        if not cuts or cuts[0] < 1:
+            raise ValueError(f"--k {k!r}: expected positive integers such as 1,5,10")
+        if config:
+            from medground.pipelines.config import load_pipeline_config
+
+            settings = load_pipeline_config(config).retrieve
+        else:
+            names = ["bm25", "dense"] if retriever == "hybrid" else [retriever]
+            settings = RetrieveSettings(retrievers=names, fusion="rrf" if len(names) > 1 else None, final_k=max(cuts))
+        settings = settings.model_copy(update={"final_k": max(cuts)})  # ranked passages, before packing
+        questions = subset(load_dataset(dataset, path, split), subset_n or None, seed)
+        engine = RetrievalEngine(settings)
+        out = coverage(questions, lambda query, n: engine.retrieve(query, k=n), cuts)
+    except (ConfigError, KeyError, ValueError, FileNotFoundError) as exc:
+        _fail(_why(exc), as_json)
+    out = {"dataset": dataset, "retrievers": list(settings.retrievers), "fusion": settings.fusion, **out}
+    if as_json:
+        typer.echo(json.dumps(out, indent=2))
+        return
+    table = Table(title=f"{dataset}: gold option text in the top k ({out['n']} questions, {'+'.join(settings.retrievers)})")
+    for col in ("query", "k", "covered", "share", "95% CI"):
+        table.add_column(col)
+    for r in out["rows"]:
+        table.add_row(r["query"], str(r["k"]), f"{r['covered']}/{r['n']}", f"{r['share']:.1%}",
+                      f"{r['ci95'][0]:.1%}-{r['ci95'][1]:.1%}")
+    Console().print(table)
