@@ -69,6 +69,7 @@ class ConsultReplySettings(BaseModel):
     verify_candidates: int = Field(4, ge=2)
     verify_chars: int = Field(300, ge=40, description="characters of each entry the verifier reads")
     prose_quote: int = Field(2, ge=1, description="sentences quoted from a prose entry (a label section)")
+    max_entry_items: int = Field(60, ge=1, description="items of one entry matched (a label section's first lines)")
 
 
 @dataclass(slots=True)
@@ -194,14 +195,20 @@ class ConsultReader:
         if drug_id not in self._item_vectors:
             from medground.reading.lay_terms import gloss, load_glossary
 
+            s = self.settings
             glossary = load_glossary() if self.settings.lay_glosses else {}
-            items = [list(dict.fromkeys(split_items(a.text))) for a in self.entries(drug_id)]
+            # A label section can list hundreds of lines; its first ones carry its gist.
+            items = [list(dict.fromkeys(split_items(a.text)))[: s.max_entry_items] for a in self.entries(drug_id)]
             flat = [i for its in items for i in its]
-            texts = flat + [f"{i}: {gloss(i, glossary)}" if gloss(i, glossary) else i for i in flat]
+            glosses = {j: g for j, i in enumerate(flat) if (g := gloss(i, glossary))}
+            texts = flat + [f"{flat[j]}: {g}" for j, g in glosses.items()]
             vecs = self.embedder.encode_passages(texts) if flat else np.zeros((0, 1), dtype=np.float32)
-            out, k, n = [], 0, len(flat)
+            glossed = np.array(vecs[: len(flat)])
+            for row, j in enumerate(glosses):
+                glossed[j] = vecs[len(flat) + row]
+            out, k = [], 0
             for its in items:
-                out.append(np.stack([vecs[k:k + len(its)], vecs[n + k:n + k + len(its)]]) if its
+                out.append(np.stack([vecs[k:k + len(its)], glossed[k:k + len(its)]]) if its
                            else np.zeros((2, 0, 1), dtype=np.float32))
                 k += len(its)
             self._item_vectors[drug_id] = (items, out)
