@@ -70,6 +70,8 @@ class ConsultReplySettings(BaseModel):
     verify_chars: int = Field(300, ge=40, description="characters of each entry the verifier reads")
     prose_quote: int = Field(2, ge=1, description="sentences quoted from a prose entry (a label section)")
     max_entry_items: int = Field(60, ge=1, description="items of one entry matched (a label section's first lines)")
+    quote_chars: int = Field(320, ge=40, description="a quoted line is cut to its opening sentences within this")
+    max_listed: int = Field(12, ge=1, description="an entry with more items is quoted by its closest lines, not listed")
 
 
 @dataclass(slots=True)
@@ -166,6 +168,21 @@ def record_citation(drug: Drug, attribute: DrugAttribute, number: int = 1) -> Ci
     return Citation(number=number, chunk_id=f"{attribute.drug_id}:{attribute.type.value}", book="Medicine database",
                     chapter=drug.display_name, section=attribute.type.value, title=drug.display_name,
                     text=attribute.text, score=1.0, char_end=len(attribute.text))
+
+
+def _opening(text: str, limit: int) -> str:
+    """The opening sentences of ``text`` within ``limit`` characters (at least one sentence): a
+    verbatim part of the record, so the quote stays the record's own words."""
+    if len(text) <= limit:
+        return text
+    from medground.corpus.sentences import split_sentences
+
+    out = ""
+    for sentence in split_sentences(text):
+        if out and len(out) + 1 + len(sentence) > limit:
+            break
+        out = f"{out} {sentence}".strip() if out else sentence
+    return out if out and out in text else text[:limit].rsplit(" ", 1)[0]
 
 
 def _join(items: Sequence[str]) -> str:
@@ -347,7 +364,9 @@ class ConsultReader:
         items = [m.text for m in matched]
         text = best.attribute.text.strip()
         all_items = list(dict.fromkeys(split_items(text)))
-        prose = len(all_items) > 1 and "\n" not in text  # one paragraph, split into sentences
+        # One paragraph split into sentences, or a label section of many lines: quote the lines
+        # closest to the question, never the whole section.
+        prose = len(all_items) > 1 and ("\n" not in text or len(all_items) > s.max_listed or len(text) > 600)
         if t in LIST_TYPES and items:
             listed = _join(items)
             verb = "is" if len(items) == 1 else "are"
@@ -361,9 +380,10 @@ class ConsultReader:
             if t in {A.CONTRAINDICATIONS, A.WARNINGS, A.BOXED_WARNING}:
                 return f"Caution \u2014 {listed} {verb} listed in {drug}'s {PHRASE[t]} [1].", items
             return f"{drug}'s {PHRASE[t]} include {listed} [1].", items
-        if prose:  # a label section: the sentences closest to what was asked, not the whole section
-            close = [m.text for m in best.items[: s.prose_quote]] or all_items[: s.prose_quote]
-            return f"From {drug}'s {PHRASE.get(t, t.value)} [1]:", close
+        if prose:
+            close = [_opening(m.text, s.quote_chars) for m in best.items[: s.prose_quote]] or \
+                [_opening(i, s.quote_chars) for i in all_items[: s.prose_quote]]
+            return f"From {drug}'s {PHRASE.get(t, t.value)} [1], the lines closest to your question:", close
         if t in {A.ADVERSE_REACTIONS, A.INTERACTIONS, A.CONTRAINDICATIONS, A.WARNINGS} and is_yes_no(turn):
             near = best.best
             if near is not None and near.similarity >= s.item_floor:
