@@ -56,7 +56,7 @@ class ConsultReplySettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     item_weight: float = Field(4.0, ge=0.0, description="weight of the best item match against log P(type)")
-    item_floor: float = Field(0.5, ge=0.0, le=1.0, description="item similarity below which it earns nothing")
+    item_floor: float = Field(0.3, ge=0.0, le=1.0, description="item similarity below which it earns nothing")
     match_at: float = Field(0.65, ge=0.0, le=1.0, description="similarity at which an item is what was asked")
     none_above: float = Field(0.3, ge=0.0, le=1.0, description="P(no entry answers) above which to abstain")
     max_items: int = Field(3, ge=1)
