@@ -71,6 +71,11 @@ class ConsultReplySettings(BaseModel):
     prose_quote: int = Field(2, ge=1, description="sentences quoted from a prose entry (a label section)")
     max_entry_items: int = Field(60, ge=1, description="items of one entry matched (a label section's first lines)")
     quote_chars: int = Field(320, ge=40, description="a quoted line is cut to its opening sentences within this")
+    # A word of the patient's that is rare in the database and stands in an item ("spinach" in
+    # "Foods that contain vitamin K (e.g., spinach, kale, broccoli)") matches it at this similarity;
+    # rare = in under ``rare_share`` of all entries (so "pain" or "dose" never match this way).
+    lexical_match: float = Field(0.9, ge=0.0, le=1.0)
+    rare_share: float = Field(0.005, gt=0.0, le=1.0)
     max_listed: int = Field(12, ge=1, description="an entry with more items is quoted by its closest lines, not listed")
 
 
@@ -202,6 +207,7 @@ class ConsultReader:
         # (dialogue, numbered entries) -> {number: P(that entry answers)}; the pipeline's LLM pass
         self.verifier = verifier
         self._item_vectors: dict[str, tuple[list[list[str]], list[np.ndarray]]] = {}
+        self._entry_df: dict[str, int] | None = None  # word -> entries holding it
 
     # ----------------------------------------------------------------- choice
     def entries(self, drug_id: str) -> list[DrugAttribute]:
@@ -230,6 +236,19 @@ class ConsultReader:
                 k += len(its)
             self._item_vectors[drug_id] = (items, out)
         return self._item_vectors[drug_id]
+
+    def rare_words(self, text: str, exclude: Sequence[str]) -> set[str]:
+        """Content words of ``text`` held by under ``rare_share`` of the database's entries."""
+        if self._entry_df is None:
+            df: dict[str, int] = {}
+            for a in self.drugs.attributes:
+                for w in {w.lower() for w in _WORD.findall(a.text)}:
+                    df[w] = df.get(w, 0) + 1
+            self._entry_df = df
+        limit = self.settings.rare_share * max(1, len(self.drugs.attributes))
+        drop = {w.lower() for name in exclude for w in _WORD.findall(name)} | _stop_words()
+        return {w for w in (w.lower() for w in _WORD.findall(text))
+                if len(w) > 3 and w not in drop and 0 < self._entry_df.get(w, 0) < limit}
 
     def phrases(self, turns: Sequence[str], subject: Drug, others: Sequence[Drug]) -> list[tuple[str, float]]:
         """(phrase, weight): the last turn's content phrases at 1.0, earlier turns' lower; another
@@ -261,6 +280,8 @@ class ConsultReader:
             p_type = {t: p for t, p in p_type.items()}
             p_type[A.INTERACTIONS] = max(p_type.get(A.INTERACTIONS, 0.0), max(p_type.values()))
         phrases = self.phrases(turns, subject, others)
+        names = [n for d in (subject, *others) for n in (d.generic_name, *d.brand_names, *d.synonyms)]
+        rare = self.rare_words(question, names)
         pvecs = self.embedder.encode_queries([p for p, _ in phrases]) if phrases else None
         weights = np.array([w for _, w in phrases], dtype=np.float32)
         choices: list[EntryChoice] = []
@@ -276,6 +297,11 @@ class ConsultReader:
                     for k, item in enumerate(its):
                         j = int(best_phrase[k])
                         matches.append(ItemMatch(item, float(sims[k, j]), phrases[j][0]))
+                    if rare:
+                        for m in matches:
+                            hit = rare & {w.lower() for w in _WORD.findall(m.text)}
+                            if hit and m.similarity < s.lexical_match:
+                                m.similarity, m.phrase = s.lexical_match, sorted(hit)[0]
                     matches.sort(key=lambda m: -m.similarity)
                 top = matches[0].similarity if matches else 0.0
                 score = float(np.log(p_type.get(attr.type, 0.0) + 1e-3)) + s.item_weight * max(0.0, top - s.item_floor)
