@@ -19,7 +19,13 @@ from pathlib import Path
 import numpy as np
 
 from medground.corpus.drugs import AttributeType
-from medground.retrieve.drug_intent import EMBEDDER_KIND, MEDICATION_QA_TYPES
+from medground.retrieve.drug_intent import (
+    EMBEDDER_KIND,
+    MEDICATION_QA_TYPES,
+    load_linear,
+    save_linear,
+    softmax_probabilities,
+)
 
 NONE = "none"
 MODEL_PATH = Path(__file__).with_name("data") / "consult_typer.npz"
@@ -43,20 +49,14 @@ class ConsultTyperModel:
     embedder: str
 
     def probabilities(self, vectors: np.ndarray) -> np.ndarray:
-        logits = vectors @ self.coef.T + self.intercept
-        logits -= logits.max(axis=1, keepdims=True)
-        p = np.exp(logits)
-        return p / p.sum(axis=1, keepdims=True)
+        return softmax_probabilities(vectors, self.coef, self.intercept)
 
     def save(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        np.savez_compressed(path, classes=np.array(self.classes), coef=self.coef.astype(np.float32),
-                            intercept=self.intercept.astype(np.float32), embedder=np.array(self.embedder))
+        save_linear(path, self.classes, self.coef, self.intercept, self.embedder)
 
     @classmethod
     def load(cls, path: Path) -> ConsultTyperModel:
-        with np.load(path, allow_pickle=False) as z:
-            return cls([str(c) for c in z["classes"]], z["coef"], z["intercept"], str(z["embedder"]))
+        return cls(*load_linear(path))
 
 
 def train(vectors: np.ndarray, labels: Sequence[str], *, c: float = 4.0,

@@ -63,6 +63,25 @@ def attribute_for(question_type: str) -> AttributeType | None:
     return MEDICATION_QA_TYPES[question_type.strip()]
 
 
+def softmax_probabilities(vectors: np.ndarray, coef: np.ndarray, intercept: np.ndarray) -> np.ndarray:
+    """Class probabilities of a multinomial logistic regression (numpy only, no scikit-learn)."""
+    logits = vectors @ coef.T + intercept
+    logits -= logits.max(axis=1, keepdims=True)
+    p = np.exp(logits)
+    return p / p.sum(axis=1, keepdims=True)
+
+
+def save_linear(path: Path, classes: Sequence[str], coef: np.ndarray, intercept: np.ndarray, embedder: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(path, classes=np.array(list(classes)), coef=coef.astype(np.float32),
+                        intercept=intercept.astype(np.float32), embedder=np.array(embedder))
+
+
+def load_linear(path: Path) -> tuple[list[str], np.ndarray, np.ndarray, str]:
+    with np.load(path, allow_pickle=False) as z:
+        return [str(c) for c in z["classes"]], z["coef"], z["intercept"], str(z["embedder"])
+
+
 @dataclass(slots=True)
 class IntentModel:
     classes: list[AttributeType]
@@ -71,10 +90,7 @@ class IntentModel:
     embedder: str  # the embedder kind the weights were trained on
 
     def probabilities(self, vectors: np.ndarray) -> np.ndarray:
-        logits = vectors @ self.coef.T + self.intercept
-        logits -= logits.max(axis=1, keepdims=True)
-        p = np.exp(logits)
-        return p / p.sum(axis=1, keepdims=True)
+        return softmax_probabilities(vectors, self.coef, self.intercept)
 
     def top(self, vectors: np.ndarray, k: int = 2) -> list[list[tuple[AttributeType, float]]]:
         out = []
@@ -84,14 +100,12 @@ class IntentModel:
         return out
 
     def save(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        np.savez_compressed(path, classes=np.array([c.value for c in self.classes]), coef=self.coef.astype(np.float32),
-                            intercept=self.intercept.astype(np.float32), embedder=np.array(self.embedder))
+        save_linear(path, [c.value for c in self.classes], self.coef, self.intercept, self.embedder)
 
     @classmethod
     def load(cls, path: Path) -> IntentModel:
-        with np.load(path, allow_pickle=False) as z:
-            return cls([AttributeType(c) for c in z["classes"]], z["coef"], z["intercept"], str(z["embedder"]))
+        classes, coef, intercept, embedder = load_linear(path)
+        return cls([AttributeType(c) for c in classes], coef, intercept, embedder)
 
 
 def train(vectors: np.ndarray, labels: Sequence[AttributeType], *, c: float = 4.0,
