@@ -95,3 +95,12 @@ def test_a_missing_chunk_store_is_503_naming_the_command_and_is_never_recreated(
     c = TestClient(create_app(ServeSettings(), build=lambda cfg: Raising(cfg, StoreMissingError("no chunk store at /x"))))
     r = c.post("/v1/ask", json={"question": "Why?"})
     assert r.status_code == 503 and "medground corpus ingest" in r.json()["detail"] and "/x" not in r.text
+
+
+def test_a_prompt_over_the_context_window_is_422_not_500():
+    from medground.llm.base import LLMRequestError
+
+    exc = LLMRequestError("local: request failed: the request exceeds the available context size (8881 tokens)")
+    c = TestClient(create_app(ServeSettings(), build=lambda cfg: Raising(cfg, exc)))
+    r = c.post("/v1/ask", json={"question": "\u0301" * 3000})
+    assert r.status_code == 422 and "context window" in r.json()["detail"]
