@@ -342,12 +342,11 @@ def create_app(settings: ServeSettings | None = None,
             raise HTTPException(499, "client closed the request") from None
         except ValueError as exc:  # e.g. a query that is empty after normalisation
             raise HTTPException(422, str(exc)) from exc
-        except LLMError as exc:
-            if "context" in str(exc).lower():  # the prompt outgrew the model's window: the request's size
+        except Exception as exc:  # the pipeline failed: say so, never invent an answer
+            if isinstance(exc, LLMError) and "context" in str(exc).lower():
+                # the prompt outgrew the model's window: a fault of the request's size, not the server's
                 raise HTTPException(422, "the request is too long for the model's context window once "
                                          "tokenized; shorten the question or the dialogue") from None
-            raise
-        except Exception as exc:  # the pipeline failed: say so, never invent an answer
             if transient(exc):  # a locked database, a full disk: the service, not the request
                 log.warning("pipeline %r: %s: %s", name, type(exc).__name__, exc)
                 raise HTTPException(503, f"pipeline {name!r} is temporarily unavailable ({reason(exc)}); retry later",
