@@ -284,11 +284,12 @@ def coverage_cmd(
         out = coverage(questions, lambda query, n: engine.retrieve(query, k=n), cuts)
     except (ConfigError, KeyError, ValueError, FileNotFoundError) as exc:
         _fail(_why(exc), as_json)
-    out = {"dataset": dataset, "retrievers": list(settings.retrievers), "fusion": settings.fusion, **out}
+    retrievers = [getattr(r, "name", r) for r in settings.retrievers]
+    out = {"dataset": dataset, "retrievers": retrievers, "fusion": settings.fusion, **out}
     if as_json:
         typer.echo(json.dumps(out, indent=2))
         return
-    table = Table(title=f"{dataset}: gold option text in the top k ({out['n']} questions, {'+'.join(settings.retrievers)})")
+    table = Table(title=f"{dataset}: gold option text in the top k ({out['n']} questions, {'+'.join(retrievers)})")
     for col in ("query", "k", "covered", "share", "95% CI"):
         table.add_column(col)
     for r in out["rows"]:
