@@ -338,9 +338,12 @@ def compare_cmd(args) -> None:
     a = json.loads((RESULTS.parent / f"consult_{args.a}_replies.json").read_text())
     b = json.loads((RESULTS.parent / f"consult_{args.b}_replies.json").read_text())
     out: dict = {"a": args.a, "b": args.b, "sets": {}}
-    for name in sorted(set(a) & set(b)):
-        ra = {r["id"]: r for r in a[name]}
-        rb = {r["id"]: r for r in b[name]}
+    pooled = {"pooled": [r for name in sorted(set(a) & set(b)) for r in a[name]]}
+    for name in [*sorted(set(a) & set(b)), "pooled"]:
+        rows_a = pooled["pooled"] if name == "pooled" else a[name]
+        rows_b = [r for n in sorted(set(a) & set(b)) for r in b[n]] if name == "pooled" else b[name]
+        ra = {r["id"]: r for r in rows_a}
+        rb = {r["id"]: r for r in rows_b}
         ids = sorted(set(ra) & set(rb))
         row: dict = {"n": len(ids)}
         for metric in ("drug_attr_ok", "rubric"):
@@ -354,11 +357,33 @@ def compare_cmd(args) -> None:
     save(f"e2e_compare_{args.a}_vs_{args.b}", out)
 
 
+def table_cmd(args) -> None:
+    """Markdown rows of stored e2e sections (what docs/benchmarks.md shows, from the JSON)."""
+    data = json.loads(RESULTS.read_text())
+
+    def cell(m: dict | None) -> str:
+        if not m or not m.get("n"):
+            return "—"
+        return f"{m['rate'] * 100:.1f} % ({m['k']}/{m['n']})"
+
+    print("| config | set | n | cites drug | cites drug + attribute | rubric pass | wrong abstention | "
+          "right abstention | p50 / p95 s |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for section in args.sections.split(","):
+        rep = data[section]
+        for name, m in rep["sets"].items():
+            print(f"| {section} | {name} | {m['n']} | {cell(m['cites_drug'])} | {cell(m['cites_drug_attribute'])} | "
+                  f"{cell(m['rubric_pass'])} | {cell(m['wrong_abstention'])} | {cell(m['right_abstention'])} | "
+                  f"{m['seconds_p50']} / {m['seconds_p95']} |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
     t = sub.add_parser("typer")
     t.add_argument("--c", type=float, default=4.0)
+    tb = sub.add_parser("table")
+    tb.add_argument("sections", help="comma-separated consult.json sections")
     c = sub.add_parser("compare")
     c.add_argument("a", help="section name of the first run (its replies file)")
     c.add_argument("b")
@@ -373,7 +398,7 @@ def main() -> None:
     e.add_argument("--n", type=int, default=0, help="at most N items a set (0: all)")
     e.add_argument("--section", default=None)
     args = ap.parse_args()
-    {"typer": typer_cmd, "fit": fit_cmd, "e2e": e2e_cmd, "compare": compare_cmd}[args.cmd](args)
+    {"typer": typer_cmd, "fit": fit_cmd, "e2e": e2e_cmd, "compare": compare_cmd, "table": table_cmd}[args.cmd](args)
 
 
 if __name__ == "__main__":
