@@ -84,6 +84,21 @@ def verbose() -> bool:
     return logging.getLogger("medground").isEnabledFor(logging.INFO)
 
 
+def exit_on_signals() -> None:
+    """SIGTERM (and SIGHUP) end the process as SIGINT does, through SystemExit, so exit handlers
+    run: the llama.cpp socket directory is removed and an embedded PostgreSQL is stopped. Their
+    default action would kill the process with both left behind. (uvicorn installs its own
+    handlers while it serves and restores these after.)"""
+    import signal
+    import sys
+
+    def leave(signum: int, _frame: object) -> None:
+        sys.exit(128 + signum)
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, leave)
+
+
 def main() -> None:
     """The console entry point: errors that name what the user must fix (an unreachable database)
     are printed as one line instead of a traceback, wherever in a command they surface."""
@@ -91,6 +106,7 @@ def main() -> None:
 
     from medground.index.pgstore import StoreConnectionError
 
+    exit_on_signals()
     try:
         app()
     except StoreConnectionError as exc:
