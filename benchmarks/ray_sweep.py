@@ -1,4 +1,4 @@
-"""Ray sweep wall time with 1 vs 2 workers on the same small grid.
+"""Sweep wall time on 1 vs 2 local workers (`--ray local`: worker processes, no Ray) on the same small grid.
 
 The grid: 2 runs x 48 questions of a CPU-bound stand-in pipeline (a fixed number of sha256
 rounds per question, ~0.1 s of one core, the answer derived from the digest), so two workers
@@ -70,7 +70,7 @@ def main() -> None:
 
     from medground.eval.distributed import RayExecutor, RayExecutorSettings
     from medground.eval.sweep import SweepSettings, run_sweep
-    from medground.raycluster import RayCluster, RaySettings
+    from medground.raycluster import RaySettings
 
     grid = SweepSettings.model_validate({
         "name": "ray-sweep", "datasets": [{"name": "synthetic"}], "base": {"rounds": args.rounds},
@@ -94,15 +94,14 @@ def main() -> None:
 
         # Imports (the summary's statistics) happen in an untimed warm-up run.
         run_sweep(grid, make_cpu_pipeline, Path(tmp) / "warmup", load_questions=lambda spec: qs[:1], progress=False)
-        timed("serial (no Ray)", 0)
-        with RayCluster(RaySettings(address="local", workers=2)):
-            for workers in (1, 2):
-                with RayExecutor(RayExecutorSettings(ray=RaySettings(workers=workers))) as ex:
-                    # Actors started and the factory unpickled before the clock starts.
-                    warm = ex.answers("warmup", lambda: make_cpu_pipeline({"variant": "w", "rounds": 10}),
-                                      questions(2 * workers))
-                    assert len(list(warm)) == 2 * workers
-                    timed(f"ray, {workers} worker(s)", workers, ex)
+        timed("serial", 0)
+        for workers in (1, 2):
+            with RayExecutor(RayExecutorSettings(ray=RaySettings(address="local", workers=workers))) as ex:
+                # Workers started and the factory unpickled before the clock starts.
+                warm = ex.answers("warmup", lambda: make_cpu_pipeline({"variant": "w", "rounds": 10}),
+                                  questions(2 * workers))
+                assert len(list(warm)) == 2 * workers
+                timed(f"local workers, {workers}", workers, ex)
     by_workers = {r["workers"]: r["wall_s"] for r in rows}
     out = {"benchmark": "ray_sweep", "grid": f"2 runs x {args.questions} questions, {args.rounds} sha256 rounds each",
            "repeats": args.repeats, "wall_s": "median of the repeats",
