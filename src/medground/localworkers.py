@@ -9,7 +9,9 @@ process over pipes only; a Ray cluster is used only when the user names one.
 Each worker is its own one-process pool, so like a Ray actor it keeps what it has loaded (a
 pipeline, an embedder) between tasks, and a worker that dies breaks only its own tasks: the
 caller restarts it (``restart``) and may retry them. Processes are spawned, not forked: the
-parent may hold model threads (llama.cpp, torch) that a fork would copy in a broken state.
+parent may hold model threads (llama.cpp, torch) that a fork would copy in a broken state. As with
+any spawned pool, a script that starts workers must guard its entry point (``if __name__ ==
+"__main__":``), since each worker imports the main module.
 """
 
 from __future__ import annotations
