@@ -23,7 +23,10 @@ def serve(
     allow_host: list[str] = typer.Option(
         [], "--allow-host", help="A Host header to answer besides localhost names (repeat), e.g. the machine's "
                                  "name when serving on 0.0.0.0; '*' answers any (DNS rebinding then possible)."),
-    max_connections: int = typer.Option(64, min=1, help="Open connections at most; more are answered 503."),
+    max_connections: int = typer.Option(None, min=1, help="Open connections at most; more are answered 503 "
+                                                          "(default: 512, or half the file-descriptor limit if lower)."),
+    head_timeout: float = typer.Option(10.0, min=0.5, help="Seconds a connection may take to send a request's "
+                                                           "line and headers; slower ones are closed."),
 ) -> None:
     """Serve /v1/ask, /v1/consult, /v1/search and the consultation web page at /."""
     import uvicorn
@@ -61,7 +64,15 @@ def serve(
         raise typer.BadParameter(str(exc)) from None
     typer.echo(f"MedGround on http://{host}:{port}/  (pipelines: {', '.join(settings.pipelines)}; "
                f"built on first request)")
-    # A connection idle between requests is closed after 5 s; past the connection cap uvicorn answers
-    # 503 at once, so slow clients cannot use up the process's file descriptors.
+    # A connection idle between requests is closed after 5 s, one that trickles its request head
+    # after head_timeout s; past the connection cap uvicorn answers 503 at once, so slow clients
+    # cannot use up the process's file descriptors.
+    import resource
+
+    from medground.serve.protocol import with_head_timeout
+
+    if max_connections is None:
+        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+        max_connections = max(16, min(512, soft // 2)) if soft > 0 else 512
     uvicorn.run(create_app(settings), host=host, port=port, log_level="warning", timeout_keep_alive=5,
-                limit_concurrency=max_connections)
+                limit_concurrency=max_connections, http=with_head_timeout(head_timeout))
