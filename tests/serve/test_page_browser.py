@@ -5,8 +5,6 @@ error and keeps it on screen. The pipelines are fakes: this tests the page, not 
 from __future__ import annotations
 
 import shutil
-import socket
-import threading
 import time
 
 import pytest
@@ -17,6 +15,8 @@ sync_api = pytest.importorskip("playwright.sync_api")
 
 from medground.schema import Answer, Citation, Query, Question  # noqa: E402
 from medground.serve.api import ServeSettings, create_app  # noqa: E402
+
+from ._server import served
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian chromium is not installed (apt-get install chromium)")
@@ -41,20 +41,8 @@ class PagePipe:
 
 @pytest.fixture(scope="module")
 def server():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    app = create_app(ServeSettings(), build=PagePipe)
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    for _ in range(100):
-        if srv.started:
-            break
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    srv.should_exit = True
-    thread.join(5)
+    with served(create_app(ServeSettings(), build=PagePipe)) as port:
+        yield f"http://127.0.0.1:{port}"
 
 
 @pytest.fixture(scope="module")

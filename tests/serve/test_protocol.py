@@ -2,37 +2,23 @@
 and a keep-alive connection gets the same deadline for its next request."""
 
 import socket
-import threading
 import time
 
 import pytest
 
 pytest.importorskip("uvicorn")
-import uvicorn
 
 from medground.serve.api import ServeSettings, create_app
 from medground.serve.protocol import with_head_timeout
 
+from ._server import served
 from .test_api import FakePipe
 
 
 @pytest.fixture(scope="module")
 def port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    config = uvicorn.Config(create_app(ServeSettings(), build=FakePipe), host="127.0.0.1", port=port,
-                            log_level="warning", http=with_head_timeout(1.0), timeout_keep_alive=30)
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    for _ in range(100):
-        if server.started:
-            break
-        time.sleep(0.05)
-    yield port
-    server.should_exit = True
-    thread.join(5)
+    with served(create_app(ServeSettings(), build=FakePipe), http=with_head_timeout(1.0), timeout_keep_alive=30) as p:
+        yield p
 
 
 def _closed_within(sock: socket.socket, seconds: float) -> bool:
