@@ -7,6 +7,7 @@ import pytest
 pytest.importorskip("fastapi")
 from fastapi.testclient import TestClient
 
+from medground.protocols import EmptyQueryError
 from medground.schema import Answer, Chunk, Citation, Passage, Query, Question
 from medground.serve.api import CONFIGS, ServeSettings, create_app
 
@@ -20,7 +21,7 @@ class FakeEngine:
 
     def retrieve(self, query, k=None):
         if not query.strip():
-            raise ValueError("query is empty or whitespace")
+            raise EmptyQueryError("query is empty or whitespace")
         self.calls.append((query, k))
         chunk = Chunk(chunk_id="c1", doc_id="d1", corpus="openstax", title="Warfarin",
                       section_path=("Anticoagulants", "Warfarin"), text="Vitamin K and warfarin.",

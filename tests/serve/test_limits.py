@@ -102,5 +102,36 @@ def test_a_prompt_over_the_context_window_is_422_not_500():
 
     exc = LLMRequestError("local: request failed: the request exceeds the available context size (8881 tokens)")
     c = TestClient(create_app(ServeSettings(), build=lambda cfg: Raising(cfg, exc)))
-    r = c.post("/v1/ask", json={"question": "\u0301" * 3000})
+    r = c.post("/v1/ask", json={"question": "a\u0301" * 1500})
     assert r.status_code == 422 and "context window" in r.json()["detail"]
+
+
+@pytest.mark.parametrize("text", ["\u3164\u3164", "\u2800", "\ufe0f\ufe0f", "\U000e0001\U000e0041", "\u034f\u0301",
+                                  "\u2066\u2069", "\ufff9\ufffb", "\ue000", "\u180e"])
+def test_text_that_renders_as_nothing_is_refused(text):
+    r = _client().post("/v1/ask", json={"question": text})
+    assert r.status_code == 422
+
+
+def test_a_utf16_body_cannot_hide_its_nesting_from_the_scan():
+    body = ('{"question":"\u2241","x":' + "[" * 5000 + "]" * 5000 + "}").encode("utf-16-le")
+    r = _client().post("/v1/ask", content=body, headers={"content-type": "application/json"})
+    assert r.status_code == 400 and "UTF-8" in r.json()["detail"]
+
+
+def test_a_pipeline_value_error_is_500_without_its_text_and_only_overflow_is_422():
+    from medground.llm.base import LLMRequestError
+
+    leaky = ValueError("bad value in /srv/medground/data/index.sqlite")
+    r = TestClient(create_app(ServeSettings(), build=lambda cfg: Raising(cfg, leaky))).post("/v1/ask", json={"question": "Why?"})
+    assert r.status_code == 500 and "/srv" not in r.text and "ValueError" in r.json()["detail"]
+    refused = LLMRequestError("connection refused at http://10.0.0.5:8080 (no context)")
+    r = TestClient(create_app(ServeSettings(), build=lambda cfg: Raising(cfg, refused))).post("/v1/ask", json={"question": "Why?"})
+    assert r.status_code == 500 and "10.0.0.5" not in r.text
+
+
+def test_option_keys_are_ascii_letters_and_errors_are_truncated():
+    r = _client().post("/v1/ask", json={"question": "q", "options": {"\u017f": "a", "B": "b"}})
+    assert r.status_code == 422
+    r = _client().post("/v1/search", json={"query": "q", **{f"k{i}": i for i in range(500)}})
+    assert r.status_code == 422 and len(r.json()["detail"]) == 21

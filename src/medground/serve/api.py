@@ -35,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, m
 
 from medground.llm import cancel
 from medground.llm.base import LLMError
+from medground.protocols import EmptyQueryError
 from medground.pipelines.base import Pipeline
 from medground.pipelines.commands import CONFIGS, answer_dict
 from medground.pipelines.config import PipelineConfig, load_pipeline_config
@@ -55,10 +56,10 @@ class ServeSettings(BaseModel):
     max_chars: int = Field(4000, ge=10, description="longest question, message or query accepted")
     docs: bool = Field(False, description="serve /docs and /redoc (their pages load assets from a CDN)")
     max_waiting: int = Field(4, ge=0, description="requests queued per pipeline beyond the one running; more get 503")
-    max_body_bytes: int = Field(MAX_BODY_BYTES, ge=1024, description="larger request bodies get 413, unread")
+    max_body_bytes: int = Field(MAX_BODY_BYTES, ge=1024, le=1024**2, description="larger request bodies get 413, unread")
     # Host headers answered (DNS rebinding: a page on another name must not read responses). "testserver"
     # is the test client's name; it resolves nowhere, so it opens nothing.
-    allowed_hosts: list[str] = Field(default_factory=lambda: ["localhost", "127.0.0.1", "[::1]", "::1", "testserver"],
+    allowed_hosts: list[str] = Field(default_factory=lambda: ["localhost", "127.0.0.1", "[::1]", "testserver"],
                                      description="Host header values accepted; '*' accepts any")
 
     @model_validator(mode="after")
@@ -80,16 +81,26 @@ MAX_DIALOGUE_CHARS = 6000
 MAX_ASK_CHARS = 6000
 MAX_K = 50  # the engines keep at most 50 candidates per query in the shipped configs
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
-# whitespace, zero-width and format characters, and C0/C1 control characters (NUL included)
-_INVISIBLE = re.compile(r"[\s\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202f\u2060-\u2064\ufeff\u00ad]+")
 _OPTION_KEY = re.compile(r"[A-Z]")
 
 
+# Characters that render as nothing: separators, controls, format, unassigned, private use,
+# surrogates and marks (by Unicode category), and the letters that are blank fillers.
+_BLANK_CATEGORIES = {"Zs", "Zl", "Zp", "Cc", "Cf", "Cn", "Co", "Cs", "Mn", "Me"}
+_FILLERS = {"\u115f", "\u1160", "\u3164", "\uffa0", "\u2800", "\ufffc", "\ufffd"}
+
+
+def blank(v: str) -> bool:
+    import unicodedata
+
+    return all(c in _FILLERS or unicodedata.category(c) in _BLANK_CATEGORIES for c in v)
+
+
 def clean_text(v: str, what: str) -> str:
-    """Text a model can read: no lone surrogates (not encodable), not only invisible characters."""
+    """Text a model can read: no lone surrogates (not encodable), not only characters that render as nothing."""
     if _SURROGATE.search(v):
         raise ValueError(f"{what} contains a lone UTF-16 surrogate (invalid Unicode text)")
-    if not _INVISIBLE.sub("", v):
+    if blank(v):
         raise ValueError(f"{what} is empty, whitespace, control or invisible characters only")
     return v.strip()
 
@@ -115,7 +126,7 @@ class AskRequest(BaseModel):
         out: dict[str, str] = {}
         for raw, text in v.items():
             key = raw.strip().upper()
-            if not _OPTION_KEY.fullmatch(key):
+            if not _OPTION_KEY.fullmatch(raw.strip().upper()) or not raw.strip().isascii():  # "ſ".upper() is "S"
                 raise ValueError(f"option key {raw!r}: expected one letter A-Z")
             if key in out:
                 raise ValueError(f"option keys: {key!r} is given twice (letters are case-insensitive)")
@@ -313,8 +324,11 @@ def create_app(settings: ServeSettings | None = None,
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
         # The default handler echoes the input, which fails to encode for a lone surrogate
         # (500 and a dropped connection): say where and what, without the input.
+        errors = exc.errors()
         detail = [{"loc": list(e.get("loc", ())), "msg": str(e.get("msg", "")), "type": e.get("type", "")}
-                  for e in exc.errors()]
+                  for e in errors[:20]]  # thousands of unknown keys must not make a 600 KB answer
+        if len(errors) > 20:
+            detail.append({"loc": [], "msg": f"and {len(errors) - 20} more errors", "type": "truncated"})
         return JSONResponse({"detail": detail}, status_code=422)
 
     # A plain ASGI middleware, not @app.middleware("http"): Starlette's BaseHTTPMiddleware wraps
@@ -340,10 +354,10 @@ def create_app(settings: ServeSettings | None = None,
                                 headers={"Retry-After": str(busy.retry_after)}) from None
         except ClientGone:
             raise HTTPException(499, "client closed the request") from None
-        except ValueError as exc:  # e.g. a query that is empty after normalisation
+        except EmptyQueryError as exc:  # the request's own fault (a query empty after normalisation)
             raise HTTPException(422, str(exc)) from exc
         except Exception as exc:  # the pipeline failed: say so, never invent an answer
-            if isinstance(exc, LLMError) and "context" in str(exc).lower():
+            if isinstance(exc, LLMError) and context_overflow(exc):
                 # the prompt outgrew the model's window: a fault of the request's size, not the server's
                 raise HTTPException(422, "the request is too long for the model's context window once "
                                          "tokenized; shorten the question or the dialogue") from None
@@ -410,6 +424,15 @@ def create_app(settings: ServeSettings | None = None,
         return page_html
 
     return app
+
+
+# How llama.cpp and OpenAI-compatible servers say a prompt outgrew the model's window.
+_CONTEXT_OVERFLOW = re.compile(r"exceeds the available context size|maximum context length|context length exceeded|"
+                               r"context_length_exceeded|too many tokens", re.IGNORECASE)
+
+
+def context_overflow(exc: BaseException) -> bool:
+    return bool(_CONTEXT_OVERFLOW.search(str(exc)))
 
 
 def transient(exc: BaseException) -> bool:

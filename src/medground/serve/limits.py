@@ -76,6 +76,18 @@ class BodyLimit:
             if not message.get("more_body", False):
                 break
         body = b"".join(chunks)
+        if body:
+            # JSON over HTTP is UTF-8 (RFC 8259): a UTF-16 or UTF-32 body (which Python's parser would
+            # accept) could hide its brackets from the depth scan. A raw NUL byte is never valid JSON,
+            # and every UTF-16/32 encoding of ASCII text has them.
+            try:
+                body.decode("utf-8")
+                utf8 = b"\x00" not in body
+            except UnicodeDecodeError:
+                utf8 = False
+            if not utf8:
+                await _refuse(send, 400, "request body is not UTF-8 JSON")
+                return
         if body and json_depth(body) > self.max_depth:
             await _refuse(send, 422, f"request JSON is nested deeper than {self.max_depth} levels")
             return
