@@ -169,6 +169,7 @@ def drugs(args) -> None:
     from medground.index.drugstore import DrugStore
     from medground.pipelines.base import Tally
     from medground.pipelines.drugrag import DrugRagPipeline, DrugRagSettings
+    from medground.reading.consult import record_citation
     from medground.retrieve.engine import RetrievalEngine
     from medground.schema import Evidence
 
@@ -202,7 +203,7 @@ def drugs(args) -> None:
         row = {"qid": item.question.qid, "drug": item.drug.display_name, "attribute": item.gold.type.value}
         for rec in ("gold", "wrong"):
             att, drug = (item.gold, item.drug) if rec == "gold" else (item.wrong, item.wrong_drug)
-            ev = Evidence(citations=[drugqa.record_citation(drug, att)], token_count=0, budget=0)
+            ev = Evidence(citations=[record_citation(drug, att)], token_count=0, budget=0)
             t = time.perf_counter()
             ans = pipe.read(item.question.question, ev, Tally(), {})
             row[f"{rec}_support"] = ans.metadata.get("support")
@@ -223,7 +224,7 @@ def drugs(args) -> None:
     gen = DrugRagPipeline(llm, engine, DrugRagSettings(answer="generate", abstain_below=None))
     gen_rows = []
     for item in free[: args.n_generate]:
-        ev = Evidence(citations=[drugqa.record_citation(item.drug, item.gold)], token_count=0, budget=0)
+        ev = Evidence(citations=[record_citation(item.drug, item.gold)], token_count=0, budget=0)
         ans = gen.read(item.question.question, ev, Tally(), {})
         gen_rows.append({"qid": item.question.qid, "answer": ans.text, "outcome": ans.outcome,
                          "supported": drugqa.supported(ans.text, item.gold.text,

@@ -26,7 +26,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from medground.corpus.drugs import AttributeType, Drug, DrugAttribute
-from medground.reading.consult import record_citation  # noqa: F401  (re-exported: benchmarks use drugqa.record_citation)
 from medground.schema import Question
 
 A = AttributeType
