@@ -246,17 +246,20 @@ class ConsultReader:
                     df[w] = df.get(w, 0) + 1
             self._entry_df = df
         limit = self.settings.rare_share * max(1, len(self.drugs.attributes))
-        drop = {w.lower() for name in exclude for w in _WORD.findall(name)} | _stop_words()
+        drop = {w.lower() for name in exclude for w in _WORD.findall(name)}
+        stop = _stop_words()
         return {w for w in (w.lower() for w in _WORD.findall(text))
-                if len(w) > 3 and w not in drop and 0 < self._entry_df.get(w, 0) < limit}
+                if len(w) > 3 and w not in drop and w not in stop and 0 < self._entry_df.get(w, 0) < limit}
 
-    def phrases(self, turns: Sequence[str], subject: Drug, others: Sequence[Drug]) -> list[tuple[str, float]]:
+    @staticmethod
+    def drug_names(subject: Drug, others: Sequence[Drug]) -> list[str]:
+        """Words that say which drug, not what is asked: every name of the named drugs, and the subject's class."""
+        return [subject.drug_class, *(n for d in (subject, *others) for n in (d.generic_name, *d.brand_names, *d.synonyms))]
+
+    def phrases(self, turns: Sequence[str], names: Sequence[str], others: Sequence[Drug]) -> list[tuple[str, float]]:
         """(phrase, weight): the last turn's content phrases at 1.0, earlier turns' lower; another
         drug named in the last turn adds its generic name and class (what an entry would list)."""
         s = self.settings
-        # The drugs' own names and the subject's class say which drug, not what is asked.
-        names = [subject.generic_name, *subject.brand_names, *subject.synonyms, subject.drug_class,
-                 *(n for d in others for n in (d.generic_name, *d.brand_names, *d.synonyms))]
         out = [(p, 1.0) for p in content_phrases(turns[-1], names)] if turns else []
         for d in others:
             out += [(d.generic_name, 1.0)] + ([(d.drug_class, 1.0)] if d.drug_class else [])
@@ -279,8 +282,8 @@ class ConsultReader:
         if others and p_type:  # two drugs named: a question about taking them together
             p_type = {t: p for t, p in p_type.items()}
             p_type[A.INTERACTIONS] = max(p_type.get(A.INTERACTIONS, 0.0), max(p_type.values()))
-        phrases = self.phrases(turns, subject, others)
-        names = [n for d in (subject, *others) for n in (d.generic_name, *d.brand_names, *d.synonyms)]
+        names = self.drug_names(subject, others)
+        phrases = self.phrases(turns, names, others)
         rare = self.rare_words(question, names)
         pvecs = self.embedder.encode_queries([p for p, _ in phrases]) if phrases else None
         weights = np.array([w for _, w in phrases], dtype=np.float32)

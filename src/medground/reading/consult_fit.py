@@ -44,16 +44,10 @@ GRID = {"item_weight": [1.0, 2.0, 4.0, 6.0, 8.0], "item_floor": [0.3, 0.4, 0.5],
 
 
 def signals(reader: ConsultReader, ex: FitExample, verify: bool = False) -> _Signals:
-    raw = ConsultReader(reader.drugs, reader.typer, reader.embedder,
-                        reader.settings.model_copy(update={"item_weight": 0.0}))
-    raw._item_vectors = reader._item_vectors  # share the embedded items
-    choices, p_none, p_type = raw.choose(ex.turns, ex.subject, ex.others)
+    # The raw signals (P(type), best item similarity) do not depend on the weights being fitted;
+    # the verifier is shown the candidates the reader's own settings rank first.
+    choices, p_none, p_type = reader.choose(ex.turns, ex.subject, ex.others)
     if verify and reader.verifier is not None and len(choices) > 1:
-        # the verifier sees the candidates the fitted reader would show it: rank by the reader's own settings
-        for c in choices:
-            c.score = float(np.log(c.p_type + 1e-3)) + reader.settings.item_weight * max(
-                0.0, (c.best.similarity if c.best else 0.0) - reader.settings.item_floor)
-        choices.sort(key=lambda c: -c.score)
         reader.verify(ex.turns, choices)
     top = max(p_type, key=p_type.get) if p_type else None
     return _Signals([c.drug.drug_id for c in choices], [c.attribute.type for c in choices],
