@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import errno
 import hashlib
 import logging
 import re
+import sqlite3
 import threading
 import time
 from collections.abc import Callable
@@ -33,12 +35,13 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
 
+from medground.index.stores import StoreMissingError
 from medground.llm import cancel
 from medground.llm.base import LLMError
-from medground.protocols import EmptyQueryError
 from medground.pipelines.base import Pipeline
 from medground.pipelines.commands import CONFIGS, answer_dict
 from medground.pipelines.config import PipelineConfig, load_pipeline_config
+from medground.protocols import EmptyQueryError
 from medground.schema import Passage, Question
 from medground.serve.limits import MAX_BODY_BYTES, BodyLimit
 
@@ -437,11 +440,6 @@ def context_overflow(exc: BaseException) -> bool:
 
 def transient(exc: BaseException) -> bool:
     """A fault of the service's resources (retry later), not of the request."""
-    import errno
-    import sqlite3
-
-    from medground.index.stores import StoreMissingError
-
     if isinstance(exc, StoreMissingError):
         return True
     if isinstance(exc, sqlite3.OperationalError):
@@ -452,10 +450,6 @@ def transient(exc: BaseException) -> bool:
 
 def reason(exc: BaseException) -> str:
     """What went wrong, without paths or exception text."""
-    import errno
-
-    from medground.index.stores import StoreMissingError
-
     if isinstance(exc, StoreMissingError):
         return "the chunk store is missing: rebuild it with `medground corpus ingest`"
     if isinstance(exc, OSError) and exc.errno in {errno.ENOSPC, errno.EDQUOT}:
