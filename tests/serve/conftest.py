@@ -1,4 +1,4 @@
-"""An app served by a real uvicorn on a free 127.0.0.1 port, in a thread, for one test module."""
+"""Serving fixtures: an app behind a real uvicorn on a free 127.0.0.1 port, in a thread."""
 
 from __future__ import annotations
 
@@ -6,8 +6,10 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import Any
+
+import pytest
 
 
 @contextmanager
@@ -30,3 +32,10 @@ def served(app: Any, **config: Any) -> Iterator[int]:
     finally:
         server.should_exit = True
         thread.join(5)
+
+
+@pytest.fixture(scope="module")
+def serve_app():
+    """``serve_app(app, **uvicorn_config) -> port``; every server it starts stops with the module."""
+    with ExitStack() as stack:
+        yield lambda app, **config: stack.enter_context(served(app, **config))

@@ -16,8 +16,6 @@ sync_api = pytest.importorskip("playwright.sync_api")
 from medground.schema import Answer, Citation, Query, Question  # noqa: E402
 from medground.serve.api import ServeSettings, create_app  # noqa: E402
 
-from ._server import served
-
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian chromium is not installed (apt-get install chromium)")
 
@@ -40,9 +38,8 @@ class PagePipe:
 
 
 @pytest.fixture(scope="module")
-def server():
-    with served(create_app(ServeSettings(), build=PagePipe)) as port:
-        yield f"http://127.0.0.1:{port}"
+def server(serve_app):
+    return f"http://127.0.0.1:{serve_app(create_app(ServeSettings(), build=PagePipe))}"
 
 
 @pytest.fixture(scope="module")

@@ -11,14 +11,12 @@ pytest.importorskip("uvicorn")
 from medground.serve.api import ServeSettings, create_app
 from medground.serve.protocol import with_head_timeout
 
-from ._server import served
 from .test_api import FakePipe
 
 
 @pytest.fixture(scope="module")
-def port():
-    with served(create_app(ServeSettings(), build=FakePipe), http=with_head_timeout(1.0), timeout_keep_alive=30) as p:
-        yield p
+def port(serve_app):
+    return serve_app(create_app(ServeSettings(), build=FakePipe), http=with_head_timeout(1.0), timeout_keep_alive=30)
 
 
 def _closed_within(sock: socket.socket, seconds: float) -> bool:
