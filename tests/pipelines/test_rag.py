@@ -129,3 +129,48 @@ def test_evidence_weight_one_is_the_plain_grounded_read(tiny_chunks, mcq):
     llm = ScriptedLLM(lambda u, k: "")
     RagPipeline(llm, _engine(tiny_chunks), ReaderSettings(evidence_weight=1.0)).answer(mcq)
     assert all("Passages from" in c["user"] for c in llm.calls)
+
+
+DIGOXIN = Question(qid="dig", dataset="unit", question="Which electrolyte disturbance raises the risk of toxicity "
+                   "from the cardiac glycoside?",
+                   options={"A": "Hyperkalemia", "B": "Hypokalemia", "C": "Hypernatremia", "D": "Hypercalcemia"},
+                   answer="B")
+
+
+def test_option_queries_retrieve_per_option_and_record_which_options_the_evidence_holds(tiny_chunks):
+    llm = ScriptedLLM(lambda u, k: "B")
+    ans = RagPipeline(llm, _engine(tiny_chunks), ReaderSettings(option_queries=True)).answer(DIGOXIN)
+    assert [q.kind for q in ans.queries] == ["original"] + ["option"] * 4
+    covered = ans.metadata["options_in_evidence"]
+    assert covered["B"] and not covered["A"]  # the digoxin and diuretic passages name hypokalemia
+    assert any("digoxin" in c.text.lower() for c in ans.citations)
+
+
+class VerifyingLLM(ScriptedLLM):
+    """Letters favour A; the per-option check says yes only to ``right``."""
+
+    def __init__(self, right: str):
+        super().__init__(lambda u, k: "A", {"A": -0.2, "B": -1.9, "C": -4.0, "D": -4.0})
+        self.right = right
+
+    def chat(self, messages, **kwargs):
+        from medground.llm.base import ChatResult, TokenLogprob
+
+        user = messages[-1]["content"]
+        if "Proposed answer:" not in user:
+            return super().chat(messages, **kwargs)
+        self.calls.append({"user": user, **kwargs})
+        yes = -0.05 if user.rstrip().split("Proposed answer:")[1].split("\n")[0].strip() == self.right else -3.0
+        top = sorted([("yes", yes), ("no", -3.05 - yes)], key=lambda kv: -kv[1])
+        return ChatResult(text=top[0][0], prompt_tokens=1, completion_tokens=1,
+                          logprobs=[TokenLogprob(top[0][0], top[0][1], top)])
+
+
+@pytest.mark.parametrize("weight, expected", [(0.0, "A"), (0.7, "B")])
+def test_check_weight_mixes_the_letter_read_with_a_per_option_check(tiny_chunks, weight, expected):
+    llm = VerifyingLLM(right="Hypokalemia")
+    ans = RagPipeline(llm, _engine(tiny_chunks), ReaderSettings(check_weight=weight)).answer(DIGOXIN)
+    assert ans.choice == expected
+    checks = [c for c in llm.calls if "Proposed answer:" in c["user"]]
+    assert len(checks) == (4 if weight else 0)
+    assert all("A." not in c["user"] and "B." not in c["user"] for c in checks)  # no letters shown

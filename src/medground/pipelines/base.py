@@ -62,6 +62,12 @@ class ReaderSettings(BaseModel):
     # no evidence): argmax of w·log p(option | evidence) + (1 − w)·log p(option | none). 1.0 =
     # the evidence alone. Measured in docs/reports/grounding ("evidence_prior_mixture", holdout).
     evidence_weight: float = Field(1.0, ge=0.0, le=1.0)
+    # Multiple choice, read per option (reading/options.py): retrieve with the question alone and
+    # with each option joined to it, fused, so every option can bring its own passage ...
+    option_queries: bool = False
+    # ... and weigh the letter read against a per-option check that shows no letters (P(yes)
+    # that option X is correct, over one cached prefix): w·log p_check + (1 − w)·log p_letters.
+    check_weight: float = Field(0.0, ge=0.0, le=1.0)
     cot_max_tokens: int = Field(384, ge=16)
     freetext_max_tokens: int = Field(160, ge=16)
     # Free text. "generate": an answer citing passages as [n]. "extractive": the sentences of the
@@ -158,9 +164,13 @@ def read_choice(
 
 def read_grounded_choice(llm: LLM, question: Question, context_block: str, settings: ReaderSettings,
                          tally: Tally) -> OptionScores:
-    """``read_choice`` with the evidence, tempered by the closed-book read when
+    """``read_choice`` with the evidence, mixed with the per-option check when
+    ``settings.check_weight`` > 0, and tempered by the closed-book read when
     ``settings.evidence_weight`` < 1 (and there is evidence to temper)."""
     scores = read_choice(llm, question, context_block, settings, tally)
+    if settings.check_weight > 0.0 and settings.scoring != "verify" and scores.outcome == "answered":
+        check = read_choice(llm, question, context_block, settings.model_copy(update={"scoring": "verify"}), tally)
+        scores = weigh_prior(scores, check, 1.0 - settings.check_weight)
     if settings.evidence_weight < 1.0 and context_block and scores.outcome == "answered":
         closed = read_choice(llm, question, "", settings, tally)
         scores = weigh_prior(scores, closed, settings.evidence_weight)

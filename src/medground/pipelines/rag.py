@@ -1,8 +1,9 @@
 """`rag`: the systematic study's pipeline.
 
 Optional keyword reformulation (an EXTRA query, never a replacement) → dense or hybrid
-retrieval (optionally restricted to the top sections) → rerank 150 → 6 → pack ≤ 1,200 tokens →
-zero-shot or chain-of-thought reader. Everything but the reader lives in RetrievalEngine.
+retrieval (optionally restricted to the top sections; for multiple choice optionally one query per
+option, reading/options.py) → rerank 150 → 6 → pack ≤ 1,200 tokens → zero-shot or
+chain-of-thought reader. Everything but the reader lives in RetrievalEngine.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from medground.pipelines.base import (
     free_text_answer,
     read_grounded_choice,
 )
+from medground.reading.options import option_queries, options_covered
 from medground.retrieve.engine import RetrievalEngine
 from medground.schema import Answer, Query, Question
 
@@ -45,7 +47,10 @@ class RagPipeline:
         self.reformulate = reformulate
 
     def queries(self, question: Question, tally: Tally) -> list[Query]:
-        queries = [Query(question.question.strip(), "original")]
+        if self.reader.option_queries and question.is_multiple_choice:
+            queries = option_queries(question.question, question.options)
+        else:
+            queries = [Query(question.question.strip(), "original")]
         if self.reformulate:
             with tally.stage("reformulate"):
                 msgs = prompts.messages("reformulate", question=question.question.strip(),
@@ -65,6 +70,7 @@ class RagPipeline:
         else:
             with tally.stage("read"):
                 scores = read_grounded_choice(self.llm, question, evidence_block(evidence), self.reader, tally)
-            answer = choice_answer(scores, evidence.citations, evidence_tokens=evidence.token_count)
+            answer = choice_answer(scores, evidence.citations, evidence_tokens=evidence.token_count,
+                                   options_in_evidence=options_covered(evidence.citations, question.options))
         answer.queries = queries
         return tally.finish(answer, started)

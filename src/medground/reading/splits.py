@@ -25,3 +25,14 @@ MEDICATION_QA_TEST_SHARE = 0.3
 
 def medication_qa_split(qid: str) -> str:
     return split_of(f"medication-qa/{qid}", seed=MEDICATION_QA_SEED, test_share=MEDICATION_QA_TEST_SHARE)
+
+
+# The textbook test bed (benchmarks/data/textbook_testbed.md): the answerable set's 40 items with
+# their rewordings and the new-chapter items, half frozen as test on 2026-11-24 before the
+# per-option reader (reading/options.py) was built. A base item and all its rewordings share
+# one split, so no reworded twin of a test item is ever seen while building.
+TEXTBOOK_TESTBED_SEED = 28
+
+
+def textbook_testbed_split(base_qid: str) -> str:
+    return split_of(f"textbook-testbed/{base_qid}", seed=TEXTBOOK_TESTBED_SEED, test_share=0.5)

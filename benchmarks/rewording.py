@@ -1,0 +1,215 @@
+"""The textbook reader on questions worded their own way (issue 28): the rewording test bed.
+
+Sets (benchmarks/data/textbook_testbed.md says how each was made):
+  original   the answerable set (answerable_textbooks.jsonl), 40 items
+  reworded   each item reworded: clinical vignette, lay wording, brand names for generics (written,
+             reworded_textbooks.jsonl), an opposite-polarity twin of the right option added as a
+             fifth option, and the options reordered (both derived here, seeded by the item)
+  new        items written from chapters the original set never uses (newchapter_textbooks.jsonl)
+A base item and all its rewordings share one split (reading/splits.py, frozen before the
+per-option reader was built). Build on dev; report on test.
+
+    python benchmarks/rewording.py run --config rag --split dev          # resumable
+    python benchmarks/rewording.py run --config direct --split dev
+    python benchmarks/rewording.py table --split dev --configs direct rag
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from reader import acc_row, mcnemar_row, print_table, save  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "benchmarks" / "data"
+ORIGINAL, REWORDED, NEW = (DATA / "answerable_textbooks.jsonl", DATA / "reworded_textbooks.jsonl",
+                           DATA / "newchapter_textbooks.jsonl")
+LETTERS = "ABCDEFGH"
+METHODS = ("vignette", "lay", "brand", "polarity", "reorder")
+
+
+def _jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _relabel(texts: list[str], gold_text: str) -> tuple[dict[str, str], str]:
+    options = {LETTERS[i]: t for i, t in enumerate(texts)}
+    return options, next(k for k, v in options.items() if v == gold_text)
+
+
+def reordered(item: dict) -> tuple[dict[str, str], str]:
+    """The option texts shuffled (seeded by the item) so the right one moves to another letter."""
+    texts, gold = list(item["options"].values()), item["options"][item["answer"]]
+    rng = random.Random(f"reorder:{item['qid']}")
+    while True:
+        rng.shuffle(texts)
+        options, answer = _relabel(texts, gold)
+        if answer != item["answer"]:
+            return options, answer
+
+
+def with_twin(item: dict, twin: str) -> tuple[dict[str, str], str]:
+    """The right option's opposite-polarity twin inserted at a seeded position (five options)."""
+    texts, gold = list(item["options"].values()), item["options"][item["answer"]]
+    texts.insert(random.Random(f"polarity:{item['qid']}").randrange(len(texts) + 1), twin)
+    return _relabel(texts, gold)
+
+
+def load_testbed(split: str | None) -> list[tuple[object, dict]]:
+    """(Question, info) for every item of the split: info has base, method ("original" for the
+    original wording), set (original | reworded | new) and, for new items, the evidence."""
+    from medground.reading.splits import textbook_testbed_split
+    from medground.schema import Question
+
+    def keep(base: str) -> bool:
+        return split is None or textbook_testbed_split(base) == split
+
+    def question(qid: str, text: str, options: dict, answer: str) -> Question:
+        return Question(qid=qid, dataset="textbook-testbed", question=text, options=options, answer=answer)
+
+    out: list[tuple[object, dict]] = []
+    originals = {d["qid"]: d for d in _jsonl(ORIGINAL)}
+    for qid, d in originals.items():
+        if keep(qid):
+            out.append((question(qid, d["question"], d["options"], d["answer"]),
+                        {"base": qid, "method": "original", "set": "original", "evidence": d["evidence"]}))
+            options, answer = reordered(d)
+            out.append((question(f"{qid}~reorder", d["question"], options, answer),
+                        {"base": qid, "method": "reorder", "set": "reworded", "evidence": d["evidence"]}))
+    for r in _jsonl(REWORDED):
+        base = r["base_qid"]
+        if not keep(base):
+            continue
+        d = originals[base]
+        if r["method"] == "polarity":
+            if not r.get("polarity_twin"):
+                continue
+            options, answer = with_twin(d, r["polarity_twin"])
+            text = d["question"]
+        else:
+            text, options, answer = r["question"], r["options"], r["answer"]
+        out.append((question(f"{base}~{r['method']}", text, options, answer),
+                    {"base": base, "method": r["method"], "set": "reworded", "evidence": d["evidence"]}))
+    for d in _jsonl(NEW):
+        if keep(d["qid"]):
+            out.append((question(d["qid"], d["question"], d["options"], d["answer"]),
+                        {"base": d["qid"], "method": "original", "set": "new", "evidence": d["evidence"]}))
+    return out
+
+
+def run_dir(label: str, split: str) -> Path:
+    from medground.paths import home
+
+    return home() / "runs" / "rewording" / f"{label}-{split}"
+
+
+def run(args) -> None:
+    from medground.eval.runner import run_questions
+    from medground.pipelines.config import load_pipeline_config
+    from medground.pipelines.factory import build_pipeline
+
+    items = load_testbed(args.split)
+    cfg = load_pipeline_config(args.config)
+    cfg = cfg.model_copy(update={"llm": cfg.llm.model_copy(update={"threads": args.threads})})
+    label = args.label or Path(args.config).stem
+    summary = run_questions(lambda: build_pipeline(cfg), [q for q, _ in items], run_dir(label, args.split),
+                            {"config": cfg.model_dump(mode="json"), "name": label})
+    print(f"{label} {args.split}: {summary.to_dict().get('accuracy')} over {len(items)}", file=sys.stderr)
+
+
+def _records(label: str, split: str) -> dict[str, dict]:
+    path = run_dir(label, split) / "results.jsonl"
+    if not path.exists():
+        raise SystemExit(f"{path}: no run; run `python benchmarks/rewording.py run --config {label} --split {split}`")
+    return {r["qid"]: r for r in (json.loads(line) for line in path.read_text().splitlines() if line.strip())}
+
+
+def table(args) -> None:
+    items = load_testbed(args.split)
+    info = {q.qid: i for q, i in items}
+    gold = {q.qid: q.answer for q, _ in items}
+    rows, per = [], {}
+    closed = None
+    for label in args.configs:
+        recs = _records(label, args.split)
+        missing = [qid for qid in gold if qid not in recs]
+        if missing:
+            raise SystemExit(f"{label} {args.split}: {len(missing)} questions not run yet (resume the run)")
+        right = {qid: recs[qid].get("choice") == gold[qid] for qid in gold}
+        per[label] = right
+        if label == args.closed:
+            closed = right
+        originals = {i["base"]: right[qid] for qid, i in info.items() if i["set"] == "original"}
+        pairs = [(originals[i["base"]], right[qid]) for qid, i in info.items() if i["set"] == "reworded"]
+        row = {"config": label,
+               "original": acc_row(list(originals.values())),
+               "reworded": acc_row([b for _, b in pairs]),
+               "reworded_vs_original": mcnemar_row([a for a, _ in pairs], [b for _, b in pairs]),
+               "per_method": {}, "new": acc_row([right[qid] for qid, i in info.items() if i["set"] == "new"]),
+               "parse_failures": sum(recs[qid].get("outcome") == "parse_failure" for qid in gold),
+               "seconds_per_q": round(sum(recs[qid].get("seconds", 0.0) or 0.0 for qid in gold) / len(gold), 2)}
+        for m in METHODS:
+            mp = [(originals[i["base"]], right[qid]) for qid, i in info.items() if i["method"] == m]
+            if mp:
+                row["per_method"][m] = {**acc_row([b for _, b in mp]),
+                                        "vs_original": mcnemar_row([a for a, _ in mp], [b for _, b in mp])}
+        cover = [recs[qid].get("metadata", {}).get("options_in_evidence") for qid in gold]
+        if any(c is not None for c in cover):
+            row["gold_option_in_evidence"] = round(sum(bool(c and c.get(gold[qid])) for qid, c in zip(gold, cover))
+                                                   / len(gold), 4)
+        rows.append(row)
+    if closed is not None:
+        new_ids = [qid for qid, i in info.items() if i["set"] == "new"]
+        all_ids = list(gold)
+        for row in rows:
+            if row["config"] != args.closed:
+                right = per[row["config"]]
+                row["new_vs_closed"] = mcnemar_row([closed[q] for q in new_ids], [right[q] for q in new_ids])
+                row["all_vs_closed"] = mcnemar_row([closed[q] for q in all_ids], [right[q] for q in all_ids])
+    if len(args.configs) > 1 and args.baseline:
+        base = per[args.baseline]
+        for row in rows:
+            if row["config"] != args.baseline:
+                right = per[row["config"]]
+                row["all_vs_baseline"] = mcnemar_row([base[q] for q in gold], [right[q] for q in gold])
+    save(f"rewording_{args.split}", {"split": args.split, "n_questions": len(gold),
+                                     "n_base_items": len({i['base'] for i in info.values()}),
+                                     "closed_book": args.closed, "baseline": args.baseline, "rows": rows,
+                                     "per_question": {k: {q: v for q, v in r.items()} for k, r in per.items()},
+                                     "load_1min": round(os.getloadavg()[0], 2)})
+    flat = [{"config": r["config"], "original": f"{r['original']['accuracy']} (n={r['original']['n']})",
+             "reworded": f"{r['reworded']['accuracy']} (n={r['reworded']['n']})",
+             "p_reworded_vs_orig": r["reworded_vs_original"]["p_value"],
+             "new": f"{r['new']['accuracy']} (n={r['new']['n']})",
+             "p_new_vs_closed": (r.get("new_vs_closed") or {}).get("p_value", ""),
+             "gold_opt_in_ev": r.get("gold_option_in_evidence", ""), "s/q": r["seconds_per_q"]} for r in rows]
+    print_table(f"Rewording test bed, {args.split} half ({len(gold)} questions)", flat, list(flat[0]))
+    for r in rows:
+        print(r["config"], {m: v["accuracy"] for m, v in r["per_method"].items()})
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run")
+    r.add_argument("--config", required=True, help="a shipped pipeline name or a YAML path")
+    r.add_argument("--label", help="run name (default: the config's file stem)")
+    r.add_argument("--split", choices=["dev", "test"], required=True)
+    r.add_argument("--threads", type=int, default=2)
+    t = sub.add_parser("table")
+    t.add_argument("--split", choices=["dev", "test"], required=True)
+    t.add_argument("--configs", nargs="+", required=True, help="run labels")
+    t.add_argument("--closed", default="direct", help="the closed-book run's label")
+    t.add_argument("--baseline", default="rag", help="the run the others are compared with")
+    args = ap.parse_args()
+    {"run": run, "table": table}[args.cmd](args)
+
+
+if __name__ == "__main__":
+    main()
