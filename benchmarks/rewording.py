@@ -159,7 +159,7 @@ def table(args) -> None:
             if mp:
                 row["per_method"][m] = {**acc_row([b for _, b in mp]),
                                         "vs_original": mcnemar_row([a for a, _ in mp], [b for _, b in mp])}
-        cover = [recs[qid].get("metadata", {}).get("options_in_evidence") for qid in gold]
+        cover = [recs[qid].get("options_in_evidence") for qid in gold]
         if any(c is not None for c in cover):
             row["gold_option_in_evidence"] = round(sum(bool(c and c.get(gold[qid])) for qid, c in zip(gold, cover))
                                                    / len(gold), 4)

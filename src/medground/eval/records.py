@@ -72,6 +72,9 @@ class RunRecord:
     # Raw per-letter log-probabilities of a letter-scored answer (before any calibration), so a
     # report can calibrate after the fact without re-running the model.
     letter_logprobs: dict[str, float] | None = None
+    # Multiple choice read per option: for each letter, the citations whose text names the option
+    # (reading/options.py), so a report can measure how often the right option reached the reader.
+    options_in_evidence: dict[str, list[int]] | None = None
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), ensure_ascii=False, separators=(",", ":"))
@@ -99,6 +102,7 @@ def record_from_answer(question: Question, answer: Answer, seconds: float) -> Ru
         citation_ids=[c.chunk_id for c in answer.citations], timings=dict(answer.timings),
         votes=list(votes) if votes is not None else None,
         letter_logprobs=answer.metadata.get("letter_logprobs"),
+        options_in_evidence=answer.metadata.get("options_in_evidence"),
     )
 
 
