@@ -103,6 +103,33 @@ def load_testbed(split: str | None) -> list[tuple[object, dict]]:
     return out
 
 
+NEARMISS = DATA / "nearmiss_textbooks.jsonl"
+
+
+def load_free(split: str | None) -> list[tuple[object, dict]]:
+    """Free-text questions: each new-chapter item's free form, and the near-miss pairs (an
+    answerable question about X, and the same question about a near entity Y the books do not
+    answer for). info: set (new | pair_answerable | pair_nearmiss), accept (strings that state the
+    gold answer; none for a near miss, whose right reply declines)."""
+    from medground.reading.splits import textbook_testbed_split
+    from medground.schema import Question
+
+    out: list[tuple[object, dict]] = []
+    for d in _jsonl(NEW):
+        if split is None or textbook_testbed_split(d["qid"]) == split:
+            out.append((Question(qid=f"{d['qid']}~free", dataset="textbook-testbed", question=d["free_question"]),
+                        {"base": d["qid"], "set": "new", "accept": d["accept"], "chunk_id": d.get("chunk_id")}))
+    if NEARMISS.exists():
+        for d in _jsonl(NEARMISS):
+            if split is None or textbook_testbed_split(d["pair"]) == split:
+                a, y = d["answerable"], d["near_miss"]
+                out.append((Question(qid=f"{d['pair']}~x", dataset="textbook-testbed", question=a["question"]),
+                            {"base": d["pair"], "set": "pair_answerable", "accept": a["accept"]}))
+                out.append((Question(qid=f"{d['pair']}~y", dataset="textbook-testbed", question=y["question"]),
+                            {"base": d["pair"], "set": "pair_nearmiss", "accept": []}))
+    return out
+
+
 def run_dir(label: str, split: str) -> Path:
     from medground.paths import home
 
@@ -114,10 +141,10 @@ def run(args) -> None:
     from medground.pipelines.config import load_pipeline_config
     from medground.pipelines.factory import build_pipeline
 
-    items = load_testbed(args.split)
+    items = load_free(args.split) if args.free else load_testbed(args.split)
     cfg = load_pipeline_config(args.config)
     cfg = cfg.model_copy(update={"llm": cfg.llm.model_copy(update={"threads": args.threads})})
-    label = args.label or Path(args.config).stem
+    label = (args.label or Path(args.config).stem) + ("-free" if args.free else "")
     summary = run_questions(lambda: build_pipeline(cfg), [q for q, _ in items], run_dir(label, args.split),
                             {"config": cfg.model_dump(mode="json"), "name": label})
     print(f"{label} {args.split}: {summary.to_dict().get('accuracy')} over {len(items)}", file=sys.stderr)
@@ -194,6 +221,71 @@ def table(args) -> None:
         print(r["config"], {m: v["accuracy"] for m, v in r["per_method"].items()})
 
 
+def states(text: str, accept: list[str]) -> bool:
+    low = " ".join(text.lower().split())
+    return any(a.lower() in low for a in accept)
+
+
+def freetable(args) -> None:
+    from medground.index.store import ChunkStore
+    from medground.pipelines.support import claims_supported
+
+    items = load_free(args.split)
+    info = {q.qid: i for q, i in items}
+    questions = {q.qid: q.question for q, _ in items}
+    store = ChunkStore.default()
+    rows, per = [], {}
+    for label in args.configs:
+        recs = _records(f"{label}-free", args.split)
+        missing = [qid for qid in info if qid not in recs]
+        if missing:
+            raise SystemExit(f"{label}-free {args.split}: {len(missing)} questions not run yet (resume the run)")
+        out = {}
+        for qid, i in info.items():
+            r = recs[qid]
+            answered = r["outcome"] == "answered"
+            cited = store.get_chunks(r["citation_ids"]) if answered and r["citation_ids"] else []
+            source = " ".join(f"{c.book} {c.chapter} {' '.join(c.section_path)} {c.text}" for c in cited)
+            out[qid] = {"answered": answered, "states_gold": answered and states(r["text"], i["accept"]),
+                        "supported": bool(answered and cited and claims_supported(r["text"], source,
+                                                                                  exclude=[questions[qid]])),
+                        "gold_chunk_cited": bool(i.get("chunk_id")) and i.get("chunk_id") in r["citation_ids"],
+                        "seconds": r.get("seconds", 0.0), "text": r["text"]}
+        per[label] = out
+
+        def pick(kind: str) -> list[dict]:
+            return [out[q] for q, i in info.items() if i["set"] == kind]
+
+        row = {"config": label}
+        for kind in ("new", "pair_answerable"):
+            got = pick(kind)
+            if got:
+                answered = [g for g in got if g["answered"]]
+                row[kind] = {"states_gold": acc_row([g["states_gold"] for g in got]),
+                             "wrong_abstention": acc_row([not g["answered"] for g in got]),
+                             "claims_supported": acc_row([g["supported"] for g in answered]) if answered else None}
+        near = pick("pair_nearmiss")
+        if near:
+            row["pair_nearmiss"] = {"right_abstention": acc_row([not g["answered"] for g in near])}
+        row["seconds_per_q"] = round(sum(o["seconds"] or 0.0 for o in out.values()) / len(out), 2)
+        rows.append(row)
+    if args.baseline in per:
+        base = per[args.baseline]
+        for row in rows:
+            if row["config"] != args.baseline:
+                mine = per[row["config"]]
+                def right(o: dict, kind: str) -> bool:  # a near miss is right when declined
+                    return not o["answered"] if kind == "pair_nearmiss" else o["states_gold"]
+
+                row["right_vs_baseline"] = mcnemar_row([right(base[q], i["set"]) for q, i in info.items()],
+                                                       [right(mine[q], i["set"]) for q, i in info.items()])
+    save(f"rewording_free_{args.split}", {"split": args.split, "n_questions": len(info), "rows": rows,
+                                          "baseline": args.baseline, "per_question": per,
+                                          "load_1min": round(os.getloadavg()[0], 2)})
+    for r in rows:
+        print(json.dumps({k: v for k, v in r.items()}, ensure_ascii=False))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -202,13 +294,18 @@ def main() -> None:
     r.add_argument("--label", help="run name (default: the config's file stem)")
     r.add_argument("--split", choices=["dev", "test"], required=True)
     r.add_argument("--threads", type=int, default=2)
+    r.add_argument("--free", action="store_true", help="the free-text questions (load_free), run as LABEL-free")
     t = sub.add_parser("table")
     t.add_argument("--split", choices=["dev", "test"], required=True)
     t.add_argument("--configs", nargs="+", required=True, help="run labels")
     t.add_argument("--closed", default="direct", help="the closed-book run's label")
     t.add_argument("--baseline", default="rag", help="the run the others are compared with")
+    f = sub.add_parser("freetable")
+    f.add_argument("--split", choices=["dev", "test"], required=True)
+    f.add_argument("--configs", nargs="+", required=True, help="run labels (without -free)")
+    f.add_argument("--baseline", default="rag")
     args = ap.parse_args()
-    {"run": run, "table": table}[args.cmd](args)
+    {"run": run, "table": table, "freetable": freetable}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -174,3 +174,25 @@ def test_check_weight_mixes_the_letter_read_with_a_per_option_check(tiny_chunks,
     checks = [c for c in llm.calls if "Proposed answer:" in c["user"]]
     assert len(checks) == (4 if weight else 0)
     assert all("A." not in c["user"] and "B." not in c["user"] for c in checks)  # no letters shown
+
+
+def test_free_text_names_the_near_miss_instead_of_answering_it(tiny_chunks):
+    from medground.pipelines.base import Tally, free_text_answer
+
+    q = Question(qid="z", dataset="unit", question="How is zidovudine neuropathy prevented?")
+    engine = _engine(tiny_chunks)
+    evidence = engine.evidence("isoniazid neuropathy pyridoxine")
+    llm = ScriptedLLM(lambda u, k: "Give pyridoxine [1].")
+    seen = []
+
+    def absent(passages):
+        seen.append([c.number for c in passages])
+        return ["zidovudine"]
+
+    ans = free_text_answer(llm, q, evidence, ReaderSettings(), Tally(), absent_entities=absent)
+    assert ans.outcome == "insufficient_evidence"
+    assert ans.text.startswith("The passages found do not mention zidovudine; they are about Tuberculosis")
+    assert ans.metadata["withheld"] == "Give pyridoxine [1]." and ans.metadata["entity_missing"] == ["zidovudine"]
+    assert seen == [[1]]  # checked against what the answer cited
+    kept = free_text_answer(llm, q, evidence, ReaderSettings(), Tally(), absent_entities=lambda p: [])
+    assert kept.outcome == "answered" and kept.text == "Give pyridoxine [1]."

@@ -16,8 +16,8 @@ from medground.index.fingerprint import (
     to_passages,
 )
 from medground.index.text import BM25Settings, MedicalTokenizer, build_vocab
-from medground.registry import register
 from medground.protocols import check_query
+from medground.registry import register
 from medground.schema import Chunk, Passage
 
 _IDS_FILE = "chunk_ids.json"
@@ -39,6 +39,14 @@ class BM25Index:
 
     def __len__(self) -> int:
         return len(self.chunk_ids)
+
+    def doc_freq(self, term: str) -> int:
+        """How many indexed chunks contain ``term`` (a tokenizer term: lower-cased, stemmed)."""
+        col = self.model.vocab_dict.get(term)
+        if col is None:
+            return 0
+        indptr = self.model.scores["indptr"]
+        return int(indptr[col + 1] - indptr[col])
 
     @classmethod
     def build(cls, chunks: Iterable[Chunk], settings: BM25Settings | None = None, *,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
@@ -80,6 +80,10 @@ class ReaderSettings(BaseModel):
     # answering; fit it on a development split: benchmarks/reader.py freetext). None = never.
     freetext_abstain_below: float | None = Field(None, ge=0.0, le=1.0)
     freetext_quote_tokens: int = Field(120, ge=16)
+    # Entity consistency (reading/entities.py): a named entity of the question whose rarest term
+    # is in at most this share of the corpus's chunks must be named by the passages the answer
+    # rests on, else the reader says what they are about instead. None = no check.
+    freetext_entity_max_df: float | None = Field(None, gt=0.0, le=1.0)
 
 
 @dataclass
@@ -216,12 +220,33 @@ INSUFFICIENT = "INSUFFICIENT EVIDENCE"
 
 
 def free_text_answer(llm: LLM, question: Question, evidence: Evidence, settings: ReaderSettings,
-                     tally: Tally, *, count_tokens: Callable[[str], int] | None = None, **extra: object) -> Answer:
+                     tally: Tally, *, count_tokens: Callable[[str], int] | None = None,
+                     absent_entities: Callable[[Sequence[Citation]], list[str]] | None = None,
+                     **extra: object) -> Answer:
     """Free-text mode: an answer from the numbered passages with [n] citations, or an explicit
     insufficient-evidence outcome. Citations that name no passage are reported, not kept.
 
     With a support check (``freetext_abstain_below`` set, or an extractive/checked answer) one
-    forward pass first asks which passage answers; below the threshold the reader abstains."""
+    forward pass first asks which passage answers; below the threshold the reader abstains.
+    ``absent_entities`` (reading/entities.py): the question's specific entities that the given
+    passages never name; when the evidence, or the passages the answer cites, miss one, the
+    reader says what the passages are about instead of answering a near-miss entity."""
+    answer = _free_text_answer(llm, question, evidence, settings, tally, count_tokens=count_tokens, **extra)
+    if absent_entities is None:
+        return answer
+    rests_on = answer.citations if answer.outcome == "answered" else evidence.citations
+    absent = absent_entities(rests_on) if rests_on else []
+    if not absent:
+        return answer
+    topics = list(dict.fromkeys(c.section or c.chapter or c.title for c in rests_on))[:2]
+    text = (f"The passages found do not mention {' or '.join(absent)}; they are about "
+            f"{' and '.join(topics)}. The textbooks searched do not answer this question.")
+    return Answer(outcome="insufficient_evidence", text=text, citations=rests_on,
+                  metadata={**answer.metadata, "entity_missing": absent, "withheld": answer.text})
+
+
+def _free_text_answer(llm: LLM, question: Question, evidence: Evidence, settings: ReaderSettings,
+                      tally: Tally, *, count_tokens: Callable[[str], int] | None = None, **extra: object) -> Answer:
     from medground.pipelines import support as sup
 
     if not evidence.citations:

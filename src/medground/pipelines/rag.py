@@ -8,6 +8,7 @@ chain-of-thought reader. Everything but the reader lives in RetrievalEngine.
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 
@@ -23,6 +24,7 @@ from medground.pipelines.base import (
     free_text_answer,
     read_grounded_choice,
 )
+from medground.reading.entities import EntityGate, entity_gate
 from medground.reading.options import option_queries, options_covered
 from medground.retrieve.engine import RetrievalEngine
 from medground.schema import Answer, Query, Question
@@ -36,6 +38,19 @@ def clean_keyword_query(text: str, max_words: int = 16) -> str:
     return " ".join(line.split()[:max_words])
 
 
+log = logging.getLogger(__name__)
+
+
+def medicine_database_drugs() -> list:
+    """The built medicine database's drugs (their names widen the entity check), else none."""
+    from medground.index.drugstore import DrugStore, default_path
+
+    if not default_path().is_file():
+        return []
+    with DrugStore(default_path()) as store:
+        return store.drugs()
+
+
 class RagPipeline:
     name = "rag"
 
@@ -45,6 +60,21 @@ class RagPipeline:
         self.engine = engine
         self.reader = reader or ReaderSettings()
         self.reformulate = reformulate
+        self._gate: EntityGate | None | bool = False  # False: not built yet
+
+    def entity_gate(self) -> EntityGate | None:
+        """The entity-consistency check for free text (built on first use), or None when it is
+        off or this engine has no BM25 index to tell a specific name from a generic one."""
+        if self._gate is False:
+            self._gate = None
+            bm25 = self.engine.retriever("bm25") if self.reader.freetext_entity_max_df is not None else None
+            index = getattr(bm25, "index", None)
+            if index is not None:
+                self._gate = entity_gate(index.doc_freq, len(index), self.reader.freetext_entity_max_df,
+                                         drugs=medicine_database_drugs())
+            elif self.reader.freetext_entity_max_df is not None:
+                log.warning("freetext_entity_max_df is set but the retrieval has no bm25 index: no entity check")
+        return self._gate
 
     def queries(self, question: Question, tally: Tally) -> list[Query]:
         if self.reader.option_queries and question.is_multiple_choice:
@@ -65,8 +95,11 @@ class RagPipeline:
         queries = self.queries(question, tally)
         evidence = focus(tally.evidence(self.engine, queries), question, self.reader, self.engine, tally)
         if not question.is_multiple_choice:
+            gate = self.entity_gate()
+            absent = None if gate is None else (
+                lambda passages: gate.absent(question.question, [f"{c.label} {c.text}" for c in passages]))
             answer = free_text_answer(self.llm, question, evidence, self.reader, tally,
-                                      count_tokens=self.engine.count_tokens)
+                                      count_tokens=self.engine.count_tokens, absent_entities=absent)
         else:
             with tally.stage("read"):
                 scores = read_grounded_choice(self.llm, question, evidence_block(evidence), self.reader, tally)

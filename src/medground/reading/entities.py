@@ -1,0 +1,179 @@
+"""Entity consistency for free-text replies: a reply must be about what was asked.
+
+Asked "At what age should one receive the shingles vaccine?", a reader given a passage on the
+varicella vaccine answers "12 months" with confidence: a near-miss entity answered as if it were
+the one asked. The check: every *specific* named entity of the question must be named, by one of
+its names, in the passages the reply rests on; otherwise the reply says what the passages cover
+instead of answering.
+
+Names and their synonyms come from data, not a hand list: MedlinePlus health topics (a title
+and the names it is "also called": Shingles = Herpes zoster) and, when a medicine database is
+built, each drug's generic and brand names plus its class (a question naming midazolam is
+answered by a passage on benzodiazepines). Names are compared as tokenizer terms (lower case,
+stop words dropped, stemmed), so "vaccines" matches "vaccine". An entity is *specific* when its
+rarest term occurs in at most ``max_df`` of the corpus's chunks: "shingles" and "azathioprine"
+are, "pain", "blood" and "vaccine" are not, and a generic word never blocks an answer.
+"""
+
+from __future__ import annotations
+
+import csv
+import logging
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+Terms = tuple[str, ...]
+WORD_RE = re.compile(r"[\w][\w'\-]*")
+_MEDLINEPLUS = Path("corpora") / "medlineplus-topics" / "medline_cleaned.csv"
+MAX_NAME_TERMS = 5
+
+
+@lru_cache(maxsize=1)
+def _tokenizer():
+    from medground.index.text import BM25Settings, MedicalTokenizer
+
+    return MedicalTokenizer(BM25Settings(conflate_greek=True))
+
+
+def terms(text: str) -> Terms:
+    return tuple(_tokenizer().tokenize(text))
+
+
+@dataclass(frozen=True, slots=True)
+class Entity:
+    name: str  # as written in the text it was found in
+    found: Terms  # that name's terms
+    names: frozenset[Terms]  # every name of its synonym group, as terms
+
+
+@dataclass(frozen=True, slots=True)
+class NameGroup:
+    """One entity's names: ``entry`` names are looked for in questions, ``also`` names only count
+    as the entity when a passage uses them."""
+
+    entry: tuple[str, ...]
+    also: tuple[str, ...] = ()
+
+
+class EntityDictionary:
+    """Names → synonym groups. A name in several groups (a brand shared by two products) belongs
+    to all of them: any of its groups' names in the passages will do."""
+
+    def __init__(self, groups: Iterable[NameGroup]):
+        def as_terms(names: Iterable[str]) -> frozenset[Terms]:
+            return frozenset(t for t in (terms(n) for n in names if n and n.strip()) if 0 < len(t) <= MAX_NAME_TERMS)
+
+        self._groups: list[frozenset[Terms]] = []
+        self._by_name: dict[Terms, list[int]] = {}
+        for group in groups:
+            entry = as_terms(group.entry)
+            if not entry:
+                continue
+            self._groups.append(entry | as_terms(group.also))
+            for name in entry:
+                self._by_name.setdefault(name, []).append(len(self._groups) - 1)
+
+    def __len__(self) -> int:
+        return len(self._by_name)
+
+    def find(self, text: str) -> list[Entity]:
+        """Named entities in ``text``, longest name first at each position, not overlapping."""
+        tok = _tokenizer()
+        words = [(raw, got[0][0]) for raw in WORD_RE.findall(text) if (got := tok.tokenize_words(raw))]
+        seq = [term for _, term in words]  # a word's first term: its whole (hyphenated) form
+        out, i = [], 0
+        while i < len(seq):
+            for n in range(min(MAX_NAME_TERMS, len(seq) - i), 0, -1):
+                groups = self._by_name.get(tuple(seq[i:i + n]))
+                if groups:
+                    names = frozenset().union(*(self._groups[g] for g in groups))
+                    out.append(Entity(" ".join(raw for raw, _ in words[i:i + n]), tuple(seq[i:i + n]), names))
+                    i += n
+                    break
+            else:
+                i += 1
+        return out
+
+
+def names_in(entity: Entity, text_terms: Sequence[str]) -> bool:
+    """Some name of the entity occurs in the text as consecutive terms."""
+    seq = list(text_terms)
+    for name in entity.names:
+        n = len(name)
+        if any(tuple(seq[i:i + n]) == name for i in range(len(seq) - n + 1)):
+            return True
+    return False
+
+
+def specific(entities: Iterable[Entity], doc_freq: Callable[[str], int], n_docs: int,
+             max_df: float) -> list[Entity]:
+    """The entities whose rarest term (of the name used) is in at most ``max_df`` of the chunks."""
+    out = []
+    for e in entities:
+        rarest = min(doc_freq(t) for t in e.found)
+        if n_docs and rarest / n_docs <= max_df:
+            out.append(e)
+    return out
+
+
+def missing(question_entities: Sequence[Entity], passages: Sequence[str]) -> list[Entity]:
+    """The question's entities that no passage names (by any of their names)."""
+    seen = [list(terms(p)) for p in passages]
+    return [e for e in question_entities if not any(names_in(e, s) for s in seen)]
+
+
+@lru_cache(maxsize=2)
+def medlineplus_groups(data: str | None = None) -> tuple[NameGroup, ...]:
+    """Each MedlinePlus topic: its title and its several-word "also called" names are entry
+    names; its one-word "also called" names only count in passages, because that is where
+    street and lay senses live ("Cocaine", also called "Blow", "Coke"; "Chickenpox", also called
+    "Varicella" is still recognized in a passage). () without the data."""
+    from medground.paths import DataNotFoundError, data_root
+
+    try:
+        path = data_root(data) / _MEDLINEPLUS
+    except DataNotFoundError:
+        return ()
+    if not path.is_file():
+        log.info("no MedlinePlus topics at %s: entity names come from the medicine database only", path)
+        return ()
+    out = []
+    with path.open(newline="", encoding="utf-8") as f:
+        for row in csv.DictReader(f):
+            also = [a.strip() for a in row.get("also_called", "").split(",") if a.strip()]
+            out.append(NameGroup(entry=(row.get("title", ""), *(a for a in also if len(a.split()) > 1)),
+                                 also=tuple(a for a in also if len(a.split()) == 1)))
+    return tuple(out)
+
+
+def drug_groups(drugs: Iterable[object]) -> list[NameGroup]:
+    """Each drug (``corpus.drugs.Drug``): its generic and brand names are entry names; its class
+    also counts in a passage (a passage on benzodiazepines speaks of midazolam)."""
+    return [NameGroup(entry=(d.generic_name, *d.generic_name.split("/"), *d.brand_names, *d.synonyms),
+                      also=(d.drug_class,) if d.drug_class else ()) for d in drugs]
+
+
+class EntityGate:
+    """The check a free-text reader runs: which of the question's specific entities do the
+    given passages never name? Built once per corpus (dictionary + document frequencies)."""
+
+    def __init__(self, dictionary: EntityDictionary, doc_freq: Callable[[str], int], n_docs: int, max_df: float):
+        self.dictionary, self.doc_freq, self.n_docs, self.max_df = dictionary, doc_freq, n_docs, max_df
+
+    def entities(self, question: str) -> list[Entity]:
+        return specific(self.dictionary.find(question), self.doc_freq, self.n_docs, self.max_df)
+
+    def absent(self, question: str, passages: Sequence[str]) -> list[str]:
+        """The names, as the question writes them, that no passage names by any synonym."""
+        return [e.name for e in missing(self.entities(question), passages)]
+
+
+def entity_gate(doc_freq: Callable[[str], int], n_docs: int, max_df: float, drugs: Iterable[object] = (),
+                data: str | None = None) -> EntityGate:
+    """The gate over MedlinePlus topics and the given medicine database's drugs."""
+    return EntityGate(EntityDictionary([*medlineplus_groups(data), *drug_groups(drugs)]), doc_freq, n_docs, max_df)

@@ -1,0 +1,46 @@
+from __future__ import annotations
+
+from medground.reading.entities import EntityDictionary, EntityGate, NameGroup, specific
+
+GROUPS = [NameGroup(entry=("Shingles", "Herpes zoster"), also=("Zoster",)),
+          NameGroup(entry=("Chickenpox",), also=("Varicella",)),
+          NameGroup(entry=("Cocaine",), also=("Blow", "Coke")),
+          NameGroup(entry=("Pain",)),
+          NameGroup(entry=("warfarin", "Coumadin"), also=("Anticoagulant",))]
+DF = {"shingl": 18, "herp": 30, "zoster": 23, "chickenpox": 20, "varicella": 27, "cocain": 40, "pain": 814,
+      "warfarin": 43, "coumadin": 2}
+
+
+def gate(max_df: float = 0.01) -> EntityGate:
+    return EntityGate(EntityDictionary(GROUPS), lambda t: DF.get(t, 0), 15_000, max_df)
+
+
+def test_find_takes_the_longest_name_and_keeps_the_questions_own_words():
+    found = EntityDictionary(GROUPS).find("Is Herpes-zoster the same as herpes zoster pain?")
+    assert [e.name for e in found] == ["herpes zoster", "pain"]
+
+
+def test_one_word_also_called_names_never_open_an_entity_in_a_question():
+    # "Blow" is a street name of cocaine in MedlinePlus; a blow to the abdomen is not cocaine
+    assert EntityDictionary(GROUPS).find("Left shoulder pain after a blow to the abdomen") != []
+    assert [e.name for e in EntityDictionary(GROUPS).find("a blow to the abdomen")] == []
+
+
+def test_generic_names_are_not_specific():
+    d = EntityDictionary(GROUPS)
+    kept = specific(d.find("Shingles pain"), lambda t: DF.get(t, 0), 15_000, 0.01)
+    assert [e.name for e in kept] == ["Shingles"]  # pain is in 5 % of chunks
+
+
+def test_a_near_miss_passage_is_caught_and_a_synonym_passes():
+    g = gate()
+    q = "At what age should one receive the shingles vaccine?"
+    assert g.absent(q, ["Chickenpox (varicella) vaccine is given at 12 months."]) == ["shingles"]
+    assert g.absent(q, ["The herpes zoster vaccine is recommended from age 50."]) == []
+    assert g.absent(q, ["Reactivation of latent zoster causes pain."]) == []  # one-word names count in passages
+    # a brand in the question, the class in the passage: one entity group
+    assert g.absent("Does Coumadin interact with aspirin?", ["Anticoagulants such as these raise bleeding."]) == []
+
+
+def test_with_no_specific_entity_nothing_is_ever_absent():
+    assert gate().absent("What causes pain?", ["Something unrelated."]) == []
