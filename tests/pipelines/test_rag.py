@@ -171,6 +171,7 @@ def test_check_weight_mixes_the_letter_read_with_a_per_option_check(tiny_chunks,
     llm = VerifyingLLM(right="Hypokalemia")
     ans = RagPipeline(llm, _engine(tiny_chunks), ReaderSettings(check_weight=weight)).answer(DIGOXIN)
     assert ans.choice == expected
+    assert set(ans.metadata.get("score_parts", {})) == ({"letters", "check"} if weight else set())
     checks = [c for c in llm.calls if "Proposed answer:" in c["user"]]
     assert len(checks) == (4 if weight else 0)
     assert all("A." not in c["user"] and "B." not in c["user"] for c in checks)  # no letters shown

@@ -75,6 +75,8 @@ class RunRecord:
     # Multiple choice read per option: for each letter, the citations whose text names the option
     # (reading/options.py), so a report can measure how often the right option reached the reader.
     options_in_evidence: dict[str, list[int]] | None = None
+    # A read that combined several distributions (pipelines.base.read_grounded_choice): each one.
+    score_parts: dict[str, dict[str, float]] | None = None
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), ensure_ascii=False, separators=(",", ":"))
@@ -103,6 +105,7 @@ def record_from_answer(question: Question, answer: Answer, seconds: float) -> Ru
         votes=list(votes) if votes is not None else None,
         letter_logprobs=answer.metadata.get("letter_logprobs"),
         options_in_evidence=answer.metadata.get("options_in_evidence"),
+        score_parts=answer.metadata.get("score_parts"),
     )
 
 

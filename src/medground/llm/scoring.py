@@ -39,6 +39,9 @@ class OptionScores:
     result: ChatResult | None = None
     calls: int = 1  # LLM requests behind these scores (permutation scoring makes several)
     blank_passes: int = 0  # permutation passes whose top alternatives held no option letter
+    # When these scores combine several reads (letters, a per-option check, closed book): each
+    # read's distribution, so a report can re-weigh them after the fact.
+    parts: dict[str, dict[str, float]] = field(default_factory=dict)
 
 
 @dataclass(slots=True)

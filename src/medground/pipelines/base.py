@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -172,12 +172,17 @@ def read_grounded_choice(llm: LLM, question: Question, context_block: str, setti
     ``settings.check_weight`` > 0, and tempered by the closed-book read when
     ``settings.evidence_weight`` < 1 (and there is evidence to temper)."""
     scores = read_choice(llm, question, context_block, settings, tally)
+    parts: dict[str, dict[str, float]] = {"letters": dict(scores.probs)}
     if settings.check_weight > 0.0 and settings.scoring != "verify" and scores.outcome == "answered":
         check = read_choice(llm, question, context_block, settings.model_copy(update={"scoring": "verify"}), tally)
+        parts["check"] = dict(check.probs)
         scores = weigh_prior(scores, check, 1.0 - settings.check_weight)
     if settings.evidence_weight < 1.0 and context_block and scores.outcome == "answered":
         closed = read_choice(llm, question, "", settings, tally)
+        parts["closed_book"] = dict(closed.probs)
         scores = weigh_prior(scores, closed, settings.evidence_weight)
+    if len(parts) > 1:  # what was combined, so a report can re-weigh after the fact
+        scores = replace(scores, parts=parts)
     return scores
 
 
@@ -211,6 +216,8 @@ def choice_answer(scores: OptionScores, citations: list[Citation], **extra: obje
         meta["letter_logprobs"] = dict(scores.logprobs)
     if scores.blank_passes:
         meta["blank_passes"] = scores.blank_passes
+    if scores.parts:
+        meta["score_parts"] = scores.parts
     return Answer(outcome="answered", choice=scores.choice, text=scores.text, option_scores=dict(scores.probs),
                   rationale=scores.text if scores.method == "generate" else "", citations=citations,
                   metadata=meta)
