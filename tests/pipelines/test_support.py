@@ -15,6 +15,8 @@ from .scripted import ScriptedLLM
 Q = Question(qid="f1", dataset="unit", question="How is isoniazid neuropathy prevented?")
 
 
+TB_QUOTE = "Tiny Textbook / Infections / Tuberculosis: \u201cIsoniazid treats tuberculosis; peripheral neuropathy is prevented by giving pyridoxine (vitamin B6).\u201d [1]"
+
 def _engine(chunks, k=3):
     return RetrievalEngine({"retrievers": ["bm25"], "fusion": None, "top": 8, "final_k": k},
                            chunks=chunks, build_if_missing=True)
@@ -55,7 +57,10 @@ def test_extractive_quotes_the_supporting_passage(tiny_chunks):
     ans = RagPipeline(llm, _engine(tiny_chunks), ReaderSettings(freetext_answer="extractive")).answer(Q)
     assert ans.outcome == "answered" and ans.metadata["extractive"]
     assert len(ans.citations) == 1 and ans.citations[0].number == 1 and "pyridoxine" in ans.text
-    assert ans.text.endswith("[1]") and ans.metadata["quoted"] in ans.citations[0].text
+    assert ans.metadata["quoted"] in ans.citations[0].text
+    # says first that no answer sentence is stated, then quotes (reading/reply.py), never a bare quote
+    assert ans.text.startswith("The sources do not state this in so many words; the closest is Tiny Textbook")
+    assert ans.text.endswith(f"[1]: \u201c{ans.metadata['quoted']}\u201d")
 
 
 def test_checked_keeps_a_supported_answer_and_quotes_instead_of_an_unsupported_one(tiny_chunks):
@@ -74,7 +79,8 @@ def test_checked_keeps_a_supported_answer_and_quotes_instead_of_an_unsupported_o
     mixed = ScriptedLLM(lambda u, k: "Pyridoxine (vitamin B6) prevents it [1]. Stop the drug and give "
                                      "intravenous magnesium sulfate [1].", letter_logprobs=numbers)
     ans = RagPipeline(mixed, _engine(tiny_chunks), ReaderSettings(freetext_answer="checked")).answer(Q)
-    assert ans.text == "Pyridoxine (vitamin B6) prevents it [1]." and "extractive" not in ans.metadata
+    # the answer, then the words of its passage that support it (reading/reply.py)
+    assert ans.text == "Pyridoxine (vitamin B6) prevents it [1]. " + TB_QUOTE and "extractive" not in ans.metadata
     assert ans.metadata["dropped_sentences"] == ["Stop the drug and give intravenous magnesium sulfate [1]."]
 
 
@@ -84,7 +90,7 @@ def test_an_uncited_answer_is_attributed_to_the_passage_that_supports_it_not_to_
     right = ScriptedLLM(lambda u, k: "Giving pyridoxine (vitamin B6) prevents it. It also cures everything else "
                                      "known to medicine.", letter_logprobs=numbers)
     ans = RagPipeline(right, _engine(tiny_chunks), ReaderSettings(freetext_answer="checked")).answer(Q)
-    assert ans.text == "Giving pyridoxine (vitamin B6) prevents it. [1]"
+    assert ans.text == "Giving pyridoxine (vitamin B6) prevents it. [1] " + TB_QUOTE
     assert [c.number for c in ans.citations] == [1] and "pyridoxine" in ans.citations[0].text
     assert ans.metadata["attributed_to"] == 1 and "extractive" not in ans.metadata
     assert ans.metadata["dropped_sentences"] == ["It also cures everything else known to medicine."]
@@ -160,7 +166,8 @@ def test_checked_answer_may_rest_on_the_passage_heading_the_reader_saw(tiny_chun
     ans = _checked("The drug for anaphylaxis is epinephrine, which is inhaled. This is supported by passage [1].",
                    "What is the first-line drug for anaphylaxis?", "Shock Drugs", "Epinephrine",
                    "For anaphylaxis: 0.3-0.5 mg intramuscularly.")
-    assert ans.text == "The drug for anaphylaxis is epinephrine [1]." and "extractive" not in ans.metadata
+    assert ans.text == ("The drug for anaphylaxis is epinephrine [1]. Pharmacology / Shock Drugs / Epinephrine: "
+                        "\u201cFor anaphylaxis: 0.3-0.5 mg intramuscularly.\u201d [1]") and "extractive" not in ans.metadata
     assert ans.metadata["dropped_sentences"] == ["which is inhaled."]
 
 
@@ -171,7 +178,7 @@ def test_an_answer_whose_first_claim_is_unsupported_is_quoted_not_left_as_its_ju
                    "Clients taking furosemide and digoxin must be monitored for digoxin toxicity, including bradycardia.")
     assert ans.metadata["extractive"] and "first claim" in ans.metadata["quote_reason"]
     assert ans.metadata["dropped_sentences"] == ["The electrolyte to monitor is potassium."]
-    assert "potassium" not in ans.text and ans.text.endswith("[1]")
+    assert "potassium" not in ans.text and ans.text.startswith("The sources do not state this")
 
 
 
@@ -239,7 +246,8 @@ def test_checked_answer_loses_its_restatement_and_keeps_its_citation():
                    "Which neurotransmitter does botulinum toxin block?", "Toxins", "Clostridia",
                    "Botulinum toxin blocks the release of acetylcholine, causing flaccid paralysis. Tetanus toxin "
                    "blocks glycine release.")
-    assert ans.text == "Botulinum toxin blocks the release of acetylcholine [1]."
+    assert ans.text == ("Botulinum toxin blocks the release of acetylcholine [1]. Pharmacology / Toxins / Clostridia: "
+                        "\u201cBotulinum toxin blocks the release of acetylcholine, causing flaccid paralysis.\u201d [1]")
     assert ans.metadata["restatements_cut"] == ["which states that tetanus toxin blocks glycine release."]
 
 

@@ -80,6 +80,8 @@ class ReaderSettings(BaseModel):
     # answering; fit it on a development split: benchmarks/reader.py freetext). None = never.
     freetext_abstain_below: float | None = Field(None, ge=0.0, le=1.0)
     freetext_quote_tokens: int = Field(120, ge=16)
+    # checked answers: the cited passage's words quoted after the answer, within this many tokens
+    freetext_support_tokens: int = Field(60, ge=16)
     # Entity consistency (reading/entities.py): a named entity of the question whose rarest term
     # is in at most this share of the corpus's chunks must be named by the passages the answer
     # rests on, else the reader says what they are about instead. None = no check.
@@ -226,6 +228,21 @@ def choice_answer(scores: OptionScores, citations: list[Citation], **extra: obje
 INSUFFICIENT = "INSUFFICIENT EVIDENCE"
 
 
+def with_support_quote(answer: str, passage: Citation, *, exclude: str, count_tokens: Callable[[str], int] | None,
+                       budget: int) -> str:
+    """The checked answer, then the cited passage's words that support its first claim
+    (reading/reply.py: one reply shape, shared with the consultation reader)."""
+    from medground.pipelines import support as sup
+    from medground.reading.reply import answer_with_quote, supporting_sentence
+
+    claim = sup.first_claim(answer, exclude=[exclude]) or answer
+    quote = supporting_sentence(passage.text, claim)
+    count = count_tokens or (lambda t: len(t.split()))
+    if count(quote) > budget:  # a run-on "sentence" (a list, a table row): its most related part
+        quote = sup.quote(passage, claim, count, budget)
+    return answer_with_quote(answer, passage.label, passage.number, quote)
+
+
 def free_text_answer(llm: LLM, question: Question, evidence: Evidence, settings: ReaderSettings,
                      tally: Tally, *, count_tokens: Callable[[str], int] | None = None,
                      absent_entities: Callable[[Sequence[Citation]], list[str]] | None = None,
@@ -301,8 +318,9 @@ def _free_text_answer(llm: LLM, question: Question, evidence: Evidence, settings
                         **({"dropped_sentences": dropped} if dropped else {}))
             if sup.first_claim(text, exclude=[q]) in dropped:
                 return quoted("the generated answer's first claim is not supported by any passage")
-            return Answer(outcome="answered", text=" ".join(claims) + f" [{passage.number}]", citations=[passage],
-                          metadata=meta)
+            text = with_support_quote(" ".join(claims) + f" [{passage.number}]", passage, exclude=q,
+                                      count_tokens=count_tokens, budget=settings.freetext_support_tokens)
+            return Answer(outcome="answered", text=text, citations=[passage], metadata=meta)
         # what the reader saw of each passage: its heading (book / chapter / section) and text
         kept, dropped = sup.split_supported(text, " ".join(f"{c.label} {c.text}" for c in cited), exclude=[q],
                                             clauses=True)
@@ -321,6 +339,8 @@ def _free_text_answer(llm: LLM, question: Question, evidence: Evidence, settings
             meta["restatements_cut"] = restated
         text = " ".join(sup.fold_citations(kept))
         cited = [by_number[n] for n in cited_numbers(text) if n in by_number] or cited
+        text = with_support_quote(text, cited[0], exclude=q, count_tokens=count_tokens,
+                                  budget=settings.freetext_support_tokens)
     if not cited:
         # An answer that cites nothing is not grounded: say so, and show no evidence as if it had
         # been used (the retrieved passages stay in the metadata for whoever wants to look).

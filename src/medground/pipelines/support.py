@@ -267,7 +267,10 @@ def quote(passage: Citation, question: str, count_tokens: Callable[[str], int], 
 
 
 def quoted_answer(passage: Citation, quoted: str) -> str:
-    return f"{passage.label}: \u201c{quoted}\u201d [{passage.number}]"
+    """A reply that could state no answer sentence: it says so, then quotes (reading/reply.py)."""
+    from medground.reading.reply import closest_passage
+
+    return closest_passage(passage.label, passage.number, quoted)
 
 
 def asking_sentences(turn: str) -> str:

@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from medground.corpus.drug_audit import local_route
 from medground.corpus.drugs import AttributeType, Drug, DrugAttribute
+from medground.reading.reply import quote_line
 from medground.schema import Citation
 
 A = AttributeType
@@ -131,7 +132,9 @@ def split_items(text: str) -> list[str]:
 
 @lru_cache(maxsize=1)
 def _stop_words() -> frozenset[str]:
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS  # a general English list
+    from sklearn.feature_extraction.text import (
+        ENGLISH_STOP_WORDS,  # a general English list
+    )
 
     return frozenset(ENGLISH_STOP_WORDS)
 
@@ -365,7 +368,7 @@ class ConsultReader:
         first, quotes = self._first_sentence(turns[-1] if turns else "", best, matched, p_type)
         parts = [first]
         if quotes:
-            parts.append(f"{citations[0].label}: " + "; ".join(f"\u201c{q}\u201d" for q in quotes) + " [1]")
+            parts.append(quote_line(citations[0].label, 1, quotes))
         # The other named drug's own interactions entry, when it lists the subject (or its class).
         second = next((c for c in choices[1:] if c.drug is not drug and c.attribute.type is A.INTERACTIONS
                        and c.best is not None and c.best.similarity >= s.match_at), None)

@@ -1,0 +1,54 @@
+"""One reply shape for every free-text reader (textbook and consultation alike).
+
+A reply opens with a sentence that answers, cited [n]; the source's own words follow as a quote
+line naming where they come from. When no answering sentence can be stated (nothing generated
+survived the support check), the reply says so in its first words and then quotes the closest
+passage — never a bare quote standing in for an answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import lru_cache
+
+OPEN, CLOSE = "\u201c", "\u201d"
+
+
+@lru_cache(maxsize=1)
+def _tokenizer():
+    from medground.index.text import BM25Settings, MedicalTokenizer
+
+    return MedicalTokenizer(BM25Settings(conflate_greek=True))
+
+
+def supporting_sentence(passage: str, claim: str) -> str:
+    """The passage's sentence sharing the most content terms with the claim (the first on a
+    tie; "" when none shares any): the words to quote after an answer."""
+    from medground.corpus.sentences import split_sentences
+
+    tok = _tokenizer()
+    want = set(tok.tokenize(claim))
+    best, best_shared = "", 0
+    for sentence in split_sentences(passage):
+        shared = len(want & set(tok.tokenize(sentence)))
+        if shared > best_shared:
+            best, best_shared = sentence.strip(), shared
+    return best
+
+
+def quote_line(label: str, number: int, quotes: Sequence[str]) -> str:
+    """``Book / Chapter / Section: “…”; “…” [n]``: the source's words after the answer."""
+    return f"{label}: " + "; ".join(f"{OPEN}{q.strip()}{CLOSE}" for q in quotes) + f" [{number}]"
+
+
+def closest_passage(label: str, number: int, quote: str) -> str:
+    """The reply when no answering sentence could be stated: said first, then the closest words."""
+    return f"The sources do not state this in so many words; the closest is {label} [{number}]: {OPEN}{quote.strip()}{CLOSE}"
+
+
+def answer_with_quote(answer: str, label: str, number: int, quote: str) -> str:
+    """An answer sentence (already cited) followed by the quote that supports it, unless the quote
+    only repeats the answer."""
+    if not quote.strip() or " ".join(quote.lower().split()) in " ".join(answer.lower().split()):
+        return answer
+    return f"{answer} {quote_line(label, number, [quote])}"
