@@ -8,6 +8,7 @@ passage — never a bare quote standing in for an answer.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -49,6 +50,9 @@ def closest_passage(label: str, number: int, quote: str) -> str:
 def answer_with_quote(answer: str, label: str, number: int, quote: str) -> str:
     """An answer sentence (already cited) followed by the quote that supports it, unless the quote
     only repeats the answer."""
-    if not quote.strip() or " ".join(quote.lower().split()) in " ".join(answer.lower().split()):
+    def words(text: str) -> str:
+        return " ".join(re.sub(r"\[\d+\]|[^\w\s]", " ", text.lower()).split())
+
+    if not words(quote) or words(quote) in words(answer):
         return answer
     return f"{answer} {quote_line(label, number, [quote])}"
