@@ -246,7 +246,10 @@ def freetable(args) -> None:
             answered = r["outcome"] == "answered"
             cited = store.get_chunks(r["citation_ids"]) if answered and r["citation_ids"] else []
             source = " ".join(f"{c.book} {c.chapter} {' '.join(c.section_path)} {c.text}" for c in cited)
+            # the reply's own sentence(s), before any quoted source words (reading/reply.py shape)
+            own = r["text"].split("\u201c", 1)[0]
             out[qid] = {"answered": answered, "states_gold": answered and states(r["text"], i["accept"]),
+                        "answer_states_gold": answered and states(own, i["accept"]),
                         "supported": bool(answered and cited and claims_supported(r["text"], source,
                                                                                   exclude=[questions[qid]])),
                         "gold_chunk_cited": bool(i.get("chunk_id")) and i.get("chunk_id") in r["citation_ids"],
@@ -262,6 +265,7 @@ def freetable(args) -> None:
             if got:
                 answered = [g for g in got if g["answered"]]
                 row[kind] = {"states_gold": acc_row([g["states_gold"] for g in got]),
+                             "answer_states_gold": acc_row([g["answer_states_gold"] for g in got]),
                              "wrong_abstention": acc_row([not g["answered"] for g in got]),
                              "claims_supported": acc_row([g["supported"] for g in answered]) if answered else None}
         near = pick("pair_nearmiss")

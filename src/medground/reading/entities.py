@@ -7,7 +7,8 @@ its names, in the passages the reply rests on; otherwise the reply says what the
 instead of answering.
 
 Names and their synonyms come from data, not a hand list: MedlinePlus health topics (a title
-and the names it is "also called": Shingles = Herpes zoster) and, when a medicine database is
+and the names it is "also called": Shingles = Herpes zoster), MedQuAD's document focus names
+(5,000 diseases, syndromes and tests) and, when a medicine database is
 built, each drug's generic and brand names plus its class (a question naming midazolam is
 answered by a passage on benzodiazepines). Names are compared as tokenizer terms (lower case,
 stop words dropped, stemmed), so "vaccines" matches "vaccine". An entity is *specific* when its
@@ -151,6 +152,33 @@ def medlineplus_groups(data: str | None = None) -> tuple[NameGroup, ...]:
     return tuple(out)
 
 
+_FOCUS = re.compile(r"<Focus>(.*?)</Focus>|<doctitle-focus>(.*?)</doctitle-focus>", re.S)
+_PAREN = re.compile(r"\s*\(([^()]*)\)\s*")
+
+
+@lru_cache(maxsize=2)
+def medquad_groups(data: str | None = None) -> tuple[NameGroup, ...]:
+    """Each MedQuAD document's focus (a disease, syndrome, test: 5,000 names), a parenthesised
+    part as a second name ("Marburg hemorrhagic fever (Marburg HF)"). () without the data."""
+    from medground.paths import DataNotFoundError, data_root
+
+    try:
+        root = data_root(data) / "corpora" / "medquad"
+    except DataNotFoundError:
+        return ()
+    seen: set[str] = set()
+    out = []
+    for path in sorted(root.glob("*/*.xml")):
+        with path.open(encoding="utf-8", errors="ignore") as f:
+            m = _FOCUS.search(f.read(4000))  # the focus opens the document
+        focus = " ".join((m.group(1) or m.group(2) or "").split()) if m else ""
+        if focus and focus.lower() not in seen:
+            seen.add(focus.lower())
+            inner = _PAREN.findall(focus)
+            out.append(NameGroup(entry=(_PAREN.sub(" ", focus).strip(), *inner)))
+    return tuple(out)
+
+
 def drug_groups(drugs: Iterable[object]) -> list[NameGroup]:
     """Each drug (``corpus.drugs.Drug``): its generic and brand names are entry names; its class
     also counts in a passage (a passage on benzodiazepines speaks of midazolam)."""
@@ -175,5 +203,6 @@ class EntityGate:
 
 def entity_gate(doc_freq: Callable[[str], int], n_docs: int, max_df: float, drugs: Iterable[object] = (),
                 data: str | None = None) -> EntityGate:
-    """The gate over MedlinePlus topics and the given medicine database's drugs."""
-    return EntityGate(EntityDictionary([*medlineplus_groups(data), *drug_groups(drugs)]), doc_freq, n_docs, max_df)
+    """The gate over MedlinePlus topics, MedQuAD's focus names and the given medicine database's drugs."""
+    groups = [*medlineplus_groups(data), *medquad_groups(data), *drug_groups(drugs)]
+    return EntityGate(EntityDictionary(groups), doc_freq, n_docs, max_df)
