@@ -235,11 +235,19 @@ def freetable(args) -> None:
     questions = {q.qid: q.question for q, _ in items}
     store = ChunkStore.default()
     rows, per = [], {}
+    runs = []
     for label in args.configs:
         recs = _records(f"{label}-free", args.split)
         missing = [qid for qid in info if qid not in recs]
         if missing:
             raise SystemExit(f"{label}-free {args.split}: {len(missing)} questions not run yet (resume the run)")
+        runs.append((label, recs))
+        if any(r.get("withheld") for r in recs.values()):
+            # the same run scored as if the entity check were off: each withheld answer restored
+            unchecked = {q: {**r, "outcome": "answered", "text": r["withheld"]} if r.get("withheld") else r
+                         for q, r in recs.items()}
+            runs.append((f"{label} (entity check off)", unchecked))
+    for label, recs in runs:
         out = {}
         for qid, i in info.items():
             r = recs[qid]

@@ -77,6 +77,9 @@ class RunRecord:
     options_in_evidence: dict[str, list[int]] | None = None
     # A read that combined several distributions (pipelines.base.read_grounded_choice): each one.
     score_parts: dict[str, dict[str, float]] | None = None
+    # A free-text answer that a check withheld (pipelines.base.free_text_answer's entity check):
+    # what would have been said, so a report can score the reply with and without the check.
+    withheld: str | None = None
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), ensure_ascii=False, separators=(",", ":"))
@@ -106,6 +109,7 @@ def record_from_answer(question: Question, answer: Answer, seconds: float) -> Ru
         letter_logprobs=answer.metadata.get("letter_logprobs"),
         options_in_evidence=answer.metadata.get("options_in_evidence"),
         score_parts=answer.metadata.get("score_parts"),
+        withheld=answer.metadata.get("withheld"),
     )
 
 

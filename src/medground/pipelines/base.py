@@ -265,8 +265,10 @@ def free_text_answer(llm: LLM, question: Question, evidence: Evidence, settings:
     topics = list(dict.fromkeys(c.section or c.chapter or c.title for c in rests_on))[:2]
     text = (f"The passages found do not mention {' or '.join(absent)}; they are about "
             f"{' and '.join(topics)}. The textbooks searched do not answer this question.")
-    return Answer(outcome="insufficient_evidence", text=text, citations=rests_on,
-                  metadata={**answer.metadata, "entity_missing": absent, "withheld": answer.text})
+    meta = {**answer.metadata, "entity_missing": absent}
+    if answer.outcome == "answered":
+        meta["withheld"] = answer.text  # an answer was withheld (not a declining reply reworded)
+    return Answer(outcome="insufficient_evidence", text=text, citations=rests_on, metadata=meta)
 
 
 def _free_text_answer(llm: LLM, question: Question, evidence: Evidence, settings: ReaderSettings,
