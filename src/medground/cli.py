@@ -35,6 +35,7 @@ _COMMANDS: list[tuple[str, str, str]] = [
     ("medground.eval.commands", "sweep_app", "sweep"),
     ("medground.eval.commands", "report_app", "report"),
     ("medground.eval.commands", "coverage_app", "coverage"),
+    ("medground.eval.commands", "attribution_app", "attribution"),
     ("medground.serve.commands", "app", "serve"),
 ]
 

@@ -109,3 +109,21 @@ def test_axes_view_tolerates_missing_axes_and_reads_config():
 def test_empty_runs_dir_is_a_clear_error(tmp_path):
     with pytest.raises(FileNotFoundError, match="no run directories"):
         write_report(tmp_path, tmp_path / "out")
+
+
+def test_free_text_runs_get_a_claim_attribution_table(tmp_path):
+    from medground.eval.attribution import ATTRIBUTION
+    from medground.eval.records import RunRecord, write_json_atomic
+
+    run = tmp_path / "runs" / "free"
+    run.mkdir(parents=True)
+    write_json_atomic(run / "config.json", {"run_id": "free", "name": "free-text"})
+    rec = RunRecord(qid="q1", dataset="unit", gold=None, choice=None, correct=None, outcome="answered",
+                    text="Pyridoxine prevents it [1].", citation_ids=["c1"], citation_numbers=[1])
+    (run / "results.jsonl").write_text(rec.to_json() + "\n")
+    write_json_atomic(run / ATTRIBUTION, {"judge": "llm", "threshold": 0.6, "answers": 1, "claims": 1,
+                                          "claims_supported": 1.0, "citation_precision": 1.0,
+                                          "citation_recall": 1.0, "per_answer": {}})
+    rep = write_report(tmp_path / "runs", tmp_path / "out")
+    table = next(t for t in rep.tables if t.title.startswith("Claim-level attribution"))
+    assert table.rows == [["free-text", "llm", 0.6, 1, 1, "100.0", "100.0", "100.0"]]

@@ -32,6 +32,7 @@ eval_app = typer.Typer(add_completion=False)
 sweep_app = typer.Typer(add_completion=False)
 report_app = typer.Typer(add_completion=False)
 coverage_app = typer.Typer(add_completion=False)
+attribution_app = typer.Typer(add_completion=False)
 
 
 class FactoryMissingError(RuntimeError):
@@ -296,3 +297,43 @@ def coverage_cmd(
         table.add_row(r["query"], str(r["k"]), f"{r['covered']}/{r['n']}", f"{r['share']:.1%}",
                       f"{r['ci95'][0]:.1%}-{r['ci95'][1]:.1%}")
     Console().print(table)
+
+
+@attribution_app.command("attribution")
+def attribution_cmd(
+    run_dir: Path = typer.Argument(..., help="A run directory (with results.jsonl) of free-text answers."),
+    judge: str = typer.Option("lexical", help="lexical (content terms in the passage) | llm (one yes/no token)."),
+    model: str = typer.Option("qwen2.5-coder-1.5b", help="llm judge: the model."),
+    threshold: float = typer.Option(None, help="P(supported) at or above which a claim counts as stated "
+                                              "(default: 0.7 lexical; the fitted value for llm, benchmarks/attribution.py)."),
+    threads: int = typer.Option(2, help="llm judge: CPU threads."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Claim-level attribution of a run's free-text answers: each claim checked against the passages
+    it cites; citation precision and recall. Writes RUN_DIR/attribution.json (the report shows it)."""
+    from medground.eval import attribution as attr
+    from medground.eval.records import CorruptRecordsError, read_run, write_json_atomic
+    from medground.index.store import ChunkStore
+
+    try:
+        _, records = read_run(run_dir)
+    except (FileNotFoundError, CorruptRecordsError) as exc:
+        _fail(str(exc), as_json)
+    if judge == "lexical":
+        scorer, cut = attr.LexicalClaimJudge(), attr.LEXICAL_THRESHOLD if threshold is None else threshold
+    elif judge == "llm":
+        from medground.llm.base import LLMSettings, create_llm
+
+        scorer, cut = attr.LLMClaimJudge(create_llm(LLMSettings(model=model, threads=threads))), (
+            attr.LLM_THRESHOLD if threshold is None else threshold)
+    else:
+        _fail(f"--judge {judge!r}: expected lexical or llm", as_json)
+    if not attr.free_text_answers(records):
+        _fail(f"{run_dir}: no answered free-text questions to attribute", as_json)
+    out = attr.attribute_run(records, ChunkStore.default(), scorer, cut)
+    write_json_atomic(run_dir / attr.ATTRIBUTION, out)
+    summary = {k: v for k, v in out.items() if k != "per_answer"}
+    if as_json:
+        typer.echo(json.dumps(summary, indent=2))
+    else:
+        typer.echo(" ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in summary.items()))

@@ -67,6 +67,8 @@ class RunRecord:
     error: str | None = None
     text: str = ""
     citation_ids: list[str] = field(default_factory=list)
+    # the [n] each cited passage had in the answer's text (parallel to citation_ids)
+    citation_numbers: list[int] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     votes: list[dict[str, Any]] | None = None
     # Raw per-letter log-probabilities of a letter-scored answer (before any calibration), so a
@@ -104,7 +106,8 @@ def record_from_answer(question: Question, answer: Answer, seconds: float) -> Ru
         outcome=outcome, option_scores={k: float(v) for k, v in answer.option_scores.items()},
         seconds=round(seconds, 6), n_citations=len(answer.citations), queries=[q.text for q in answer.queries],
         tokens=dict(answer.tokens), error=error, text=answer.text,
-        citation_ids=[c.chunk_id for c in answer.citations], timings=dict(answer.timings),
+        citation_ids=[c.chunk_id for c in answer.citations], citation_numbers=[c.number for c in answer.citations],
+        timings=dict(answer.timings),
         votes=list(votes) if votes is not None else None,
         letter_logprobs=answer.metadata.get("letter_logprobs"),
         options_in_evidence=answer.metadata.get("options_in_evidence"),

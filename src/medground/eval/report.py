@@ -27,6 +27,7 @@ class LoadedRun:
     records: list[dict[str, Any]]
     axes: RunAxes
     summary: RunSummary
+    path: Path | None = None
 
     @property
     def name(self) -> str:
@@ -56,7 +57,7 @@ def load_runs(runs_dir: str | Path) -> list[LoadedRun]:
         meta, records = read_run(d)
         meta.setdefault("run_id", d.name)
         summary = summarize(meta["run_id"], meta.get("name", d.name), records, len(records))
-        runs.append(LoadedRun(meta, records, RunAxes.from_meta(meta), summary))
+        runs.append(LoadedRun(meta, records, RunAxes.from_meta(meta), summary, d))
     return runs
 
 
@@ -244,6 +245,43 @@ def vote_plot(runs: list[LoadedRun], path: Path) -> list[list[Any]]:
     return rows
 
 
+def attribution_table(runs: list[LoadedRun]) -> Table | None:
+    """Claim-level attribution of every run with free-text answers: the judged figures when
+    `medground attribution` wrote them into the run, else the lexical judge's, computed here."""
+    import json
+
+    from medground.eval import attribution as attr
+
+    rows = []
+    store = None
+    for r in runs:
+        if not attr.free_text_answers(r.records):
+            continue
+        saved = r.path / attr.ATTRIBUTION if r.path is not None else None
+        if saved is not None and saved.is_file():
+            got = json.loads(saved.read_text(encoding="utf-8"))
+        else:
+            if store is None:
+                from medground.index.store import ChunkStore
+
+                try:
+                    store = ChunkStore.default()
+                except Exception:  # noqa: BLE001 - no store here: the table says what it could not do
+                    return Table("Claim-level attribution (free text)", ["run"], [[x.name] for x in runs],
+                                 "No chunk store to read the cited passages from.")
+            got = attr.attribute_run(r.records, store, attr.LexicalClaimJudge(), attr.LEXICAL_THRESHOLD)
+        rows.append([r.name, got["judge"], got["threshold"], got["answers"], got["claims"],
+                     _pct(got["claims_supported"]), _pct(got["citation_precision"]), _pct(got["citation_recall"])])
+    if not rows:
+        return None
+    return Table("Claim-level attribution (free text)",
+                 ["run", "judge", "threshold", "answers", "claims", "claims supported %", "citation precision %",
+                  "citation recall %"], rows,
+                 "Each claim (answer sentence) checked against the passages it cites; precision and recall are "
+                 "means over answers (eval/attribution.py). `medground attribution RUN_DIR --judge llm` replaces "
+                 "the lexical judge's figures with the LLM judge's.")
+
+
 def build_report(runs: list[LoadedRun], out_dir: Path) -> Report:
     rep = Report()
     rep.tables.append(main_table(runs))
@@ -257,6 +295,9 @@ def build_report(runs: list[LoadedRun], out_dir: Path) -> Report:
         rep.tables.append(detail)
     if scatter_plot(runs, out_dir / "accuracy_runtime.png"):
         rep.images.append(("Accuracy vs runtime", "accuracy_runtime.png"))
+    attributed = attribution_table(runs)
+    if attributed is not None:
+        rep.tables.append(attributed)
     vote_rows = vote_plot(runs, out_dir / "vote_topk.png")
     if vote_rows:
         rep.images.append(("Accuracy vs top-k (weighted vote)", "vote_topk.png"))
