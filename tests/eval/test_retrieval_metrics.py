@@ -60,3 +60,29 @@ def test_whole_word_answer_check():
     assert contains_answer("Low K+ (hypokalemia) raises digoxin toxicity.", "Hypokalemia")
     assert not contains_answer("hyperkalemia and hypokalemias", "hypokalemia")
     assert not contains_answer("anything", "  -- ")
+
+
+# Parity with a table computed by hand (log2(3) = 1.58496, log2(5) = 2.32193):
+# ranked d3 d1 d7 d2 d5, relevant {d1, d2, d9}
+#   recall@1 0/3, @2 1/3, @5 2/3; reciprocal rank 1/2
+#   nDCG@2  = (1/log2 3) / (1 + 1/log2 3)                         = 0.63093 / 1.63093 = 0.38685
+#   nDCG@5  = (1/log2 3 + 1/log2 5) / (1 + 1/log2 3 + 1/log2 4)     = 1.06161 / 2.13093 = 0.49819
+#   graded {d1: 3, d2: 1, d9: 2}, nDCG@5 = (3/log2 3 + 1/log2 5) / (3 + 2/log2 3 + 1/log2 4)
+#                                                                  = 2.32347 / 4.76186 = 0.48794
+HAND_RANKED = ["d3", "d1", "d7", "d2", "d5"]
+HAND_RELEVANT = {"d1", "d2", "d9"}
+
+
+@pytest.mark.parametrize("metric, args, expected", [
+    ("recall_at_k", (HAND_RELEVANT, 1), 0.0),
+    ("recall_at_k", (HAND_RELEVANT, 2), 1 / 3),
+    ("recall_at_k", (HAND_RELEVANT, 5), 2 / 3),
+    ("reciprocal_rank", (HAND_RELEVANT,), 0.5),
+    ("ndcg_at_k", (HAND_RELEVANT, 2), 0.38685),
+    ("ndcg_at_k", (HAND_RELEVANT, 5), 0.49819),
+    ("ndcg_at_k", ({"d1": 3.0, "d2": 1.0, "d9": 2.0}, 5), 0.48794),
+])
+def test_metrics_match_the_hand_computed_table(metric, args, expected):
+    from medground.eval import retrieval_metrics as m
+
+    assert getattr(m, metric)(HAND_RANKED, *args) == pytest.approx(expected, abs=5e-5)
