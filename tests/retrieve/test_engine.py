@@ -183,3 +183,22 @@ def test_real_bm25_over_pubmedqa_abstracts(shared_data):
     ev = eng.evidence(items[0][1]["QUESTION"])
     assert ev.citations[0].chunk_id.startswith(items[0][0]) and 0 < ev.token_count <= 600
     assert len(ev.citations) <= 3
+
+
+def test_a_deferred_missing_index_is_left_out_and_named_not_built(tmp_path, monkeypatch):
+    from medground.index.fingerprint import ChunkList, IndexNotFoundError
+
+    monkeypatch.setenv("MEDGROUND_HOME", str(tmp_path))
+    chunks = ChunkList(CHUNKS)
+    engine = RetrievalEngine({"retrievers": ["bm25", "dense"], "fusion": "rrf", "top": 5, "final_k": 2},
+                             chunks=chunks, build_if_missing=True, defer_builds=("dense",))
+    ev = engine.evidence("blood glucose")
+    assert ev.citations and {c.chunk_id for c in ev.citations} <= {"c1", "c2"}
+    assert list(engine.left_out) == ["dense"]
+    assert "medground index build --retrievers dense" in engine.left_out["dense"]
+    assert not (tmp_path / "indexes" / "dense").exists()  # nothing was built
+    # never degraded to nothing: a deferred retriever that is the only one fails as before
+    alone = RetrievalEngine({"retrievers": ["dense"], "fusion": None}, chunks=chunks, build_if_missing=True,
+                            defer_builds=("dense",))
+    with pytest.raises(IndexNotFoundError):
+        alone.evidence("blood glucose")

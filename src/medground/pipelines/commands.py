@@ -6,7 +6,7 @@ import json
 import time
 from dataclasses import asdict
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 from rich.console import Console
@@ -18,6 +18,11 @@ from medground.schema import Answer, Question
 ask_app = typer.Typer(add_completion=False)
 demo_app = typer.Typer(add_completion=False)
 console = Console()
+
+if TYPE_CHECKING:
+    from medground.pipelines.base import Pipeline
+    from medground.pipelines.config import PipelineConfig
+    from medground.retrieve.engine import RetrievalEngine
 
 from medground.paths import SHIPPED_CONFIGS as CONFIGS
 
@@ -88,7 +93,6 @@ def ask(
 ) -> None:
     """Answer a question with the chosen pipeline and print the cited passages."""
     from medground.configio import ConfigError
-    from medground.pipelines.factory import build_pipeline
 
     if not question.strip():
         raise typer.BadParameter("the question is empty", param_hint="QUESTION")
@@ -98,12 +102,28 @@ def ask(
         console.print(f"[red]{exc}[/red]")
         raise typer.Exit(2) from None
     q = Question(qid="cli", dataset="cli", question=question, options=parse_options(option))
-    answer = build_pipeline(cfg).answer(q)
+    pipe, engine = interactive_pipeline(cfg)
+    answer = pipe.answer(q)
+    if engine.left_out:
+        answer.metadata["retrievers_left_out"] = dict(engine.left_out)
     if as_json:
         typer.echo(json.dumps({"question": asdict(q), "config": cfg.model_dump(mode="json"),
                                "answer": answer_dict(answer)}, indent=2, default=str))
     else:
         print_answer(q, answer)
+        for name, why in engine.left_out.items():
+            console.print(f"[yellow]Answered without the {name} retriever: {why} (it is not built on first "
+                          f"use by `ask`: over the textbooks it takes minutes).[/yellow]")
+
+
+def interactive_pipeline(cfg: PipelineConfig) -> tuple[Pipeline, RetrievalEngine]:
+    """A pipeline for one interactive answer: a missing BM25 or section index is built on first
+    use (seconds), a missing dense or SPLADE index is left out and named instead (minutes)."""
+    from medground.pipelines.factory import build_pipeline
+    from medground.retrieve.engine import RetrievalEngine
+
+    engine = RetrievalEngine(cfg.retrieve, build_if_missing=True, defer_builds=("dense", "splade"))
+    return build_pipeline(cfg, engine=engine), engine
 
 
 # From the answerable set (benchmarks/data/answerable_textbooks.jsonl): each answer is stated in

@@ -24,6 +24,7 @@ injected (``retrievers={"bm25": my_retriever}``) by tests and benchmarks.
 from __future__ import annotations
 
 import inspect
+import logging
 import time
 import typing
 from collections.abc import Callable, Mapping, Sequence
@@ -44,6 +45,8 @@ from medground.retrieve.multiquery import (
 from medground.retrieve.pack import TokenCount, default_token_counter, pack
 from medground.retrieve.rerank import RerankSettings
 from medground.schema import Evidence, Passage, Query
+
+log = logging.getLogger(__name__)
 
 
 class RetrieverSpec(BaseModel):
@@ -134,7 +137,12 @@ class RetrievalEngine:
         section_index: Any = None,
         count_tokens: TokenCount | None = None,
         build_if_missing: bool = False,
+        defer_builds: Sequence[str] = (),
     ) -> None:
+        """``defer_builds``: retrievers whose missing index is NOT built on first use (a dense
+        index over the textbooks takes ~13 min on 2 cores): when one is missing it is left out,
+        named in ``left_out`` with the command that builds it, as long as another retriever
+        remains. For interactive answers only — an evaluation must build or fail, never degrade."""
         if settings is None:
             settings = RetrieveSettings()
         elif not isinstance(settings, RetrieveSettings):
@@ -151,6 +159,8 @@ class RetrievalEngine:
         self._count = count_tokens
         self._build_if_missing = build_if_missing
         self._mq: MultiQueryRetriever | None = None
+        self._defer = frozenset(defer_builds)
+        self.left_out: dict[str, str] = {}  # retriever name → why (its index is missing)
         self.timings: dict[str, float] = {}  # seconds per stage of the last call
 
     # --- construction (lazy: nothing heavy happens until the first query) ------------------
@@ -159,7 +169,8 @@ class RetrievalEngine:
             return self._given[spec.name]
         factory = registry.get("retriever", spec.name)
         model = _settings_model(factory)
-        kwargs: dict[str, Any] = {"corpora": self.settings.corpora, "build_if_missing": self._build_if_missing}
+        build = self._build_if_missing and spec.name not in self._defer
+        kwargs: dict[str, Any] = {"corpora": self.settings.corpora, "build_if_missing": build}
         if self._chunks is not None:
             kwargs["chunks"] = self._chunks
         if spec.settings:
@@ -184,9 +195,18 @@ class RetrievalEngine:
     def first_stage(self) -> MultiQueryRetriever:
         if self._mq is None:
             s = self.settings
+            from medground.index.fingerprint import IndexNotFoundError
+
             weighted = []
             for spec in s.retrievers:
-                r = self._build_retriever(spec)
+                try:
+                    r = self._build_retriever(spec)
+                except IndexNotFoundError as exc:
+                    if spec.name not in self._defer or len(s.retrievers) - len(self.left_out) <= 1:
+                        raise
+                    self.left_out[spec.name] = str(exc)
+                    log.warning("answering without %s: %s", spec.name, exc)
+                    continue
                 if s.sections:
                     r = self._sectioned(r)
                 weighted.append(WeightedRetriever(r, spec.weight, label=spec.name))
