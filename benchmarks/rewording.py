@@ -142,6 +142,9 @@ def run(args) -> None:
     from medground.pipelines.factory import build_pipeline
 
     items = load_free(args.split) if args.free else load_testbed(args.split)
+    if args.only:  # a subset by method (original, reorder, vignette, ...) or set (new)
+        keep = set(args.only.split(","))
+        items = [(q, i) for q, i in items if i.get("method") in keep or i.get("set") in keep]
     cfg = load_pipeline_config(args.config)
     cfg = cfg.model_copy(update={"llm": cfg.llm.model_copy(update={"threads": args.threads})})
     label = (args.label or Path(args.config).stem) + ("-free" if args.free else "")
@@ -159,6 +162,9 @@ def _records(label: str, split: str) -> dict[str, dict]:
 
 def table(args) -> None:
     items = load_testbed(args.split)
+    if args.common:  # the questions every run answered (a run of a subset: --only)
+        done = set.intersection(*(set(_records(label, args.split)) for label in args.configs))
+        items = [(q, i) for q, i in items if q.qid in done]
     info = {q.qid: i for q, i in items}
     gold = {q.qid: q.answer for q, _ in items}
     rows, per = [], {}
@@ -166,14 +172,16 @@ def table(args) -> None:
     for label in args.configs:
         recs = _records(label, args.split)
         missing = [qid for qid in gold if qid not in recs]
-        if missing:
-            raise SystemExit(f"{label} {args.split}: {len(missing)} questions not run yet (resume the run)")
-        right = {qid: recs[qid].get("choice") == gold[qid] for qid in gold}
+        if missing and not args.common:
+            raise SystemExit(f"{label} {args.split}: {len(missing)} questions not run yet (resume the run, "
+                             "or --common to compare on the questions every run answered)")
+        right = {qid: recs[qid].get("choice") == gold[qid] for qid in gold if qid in recs}
         per[label] = right
         if label == args.closed:
             closed = right
         originals = {i["base"]: right[qid] for qid, i in info.items() if i["set"] == "original"}
-        pairs = [(originals[i["base"]], right[qid]) for qid, i in info.items() if i["set"] == "reworded"]
+        pairs = [(originals[i["base"]], right[qid]) for qid, i in info.items()
+                 if i["set"] == "reworded" and i["base"] in originals]
         row = {"config": label,
                "original": acc_row(list(originals.values())),
                "reworded": acc_row([b for _, b in pairs]),
@@ -182,7 +190,8 @@ def table(args) -> None:
                "parse_failures": sum(recs[qid].get("outcome") == "parse_failure" for qid in gold),
                "seconds_per_q": round(sum(recs[qid].get("seconds", 0.0) or 0.0 for qid in gold) / len(gold), 2)}
         for m in METHODS:
-            mp = [(originals[i["base"]], right[qid]) for qid, i in info.items() if i["method"] == m]
+            mp = [(originals[i["base"]], right[qid]) for qid, i in info.items()
+                  if i["method"] == m and i["base"] in originals]
             if mp:
                 row["per_method"][m] = {**acc_row([b for _, b in mp]),
                                         "vs_original": mcnemar_row([a for a, _ in mp], [b for _, b in mp])}
@@ -205,7 +214,7 @@ def table(args) -> None:
             if row["config"] != args.baseline:
                 right = per[row["config"]]
                 row["all_vs_baseline"] = mcnemar_row([base[q] for q in gold], [right[q] for q in gold])
-    save(f"rewording_{args.split}", {"split": args.split, "n_questions": len(gold),
+    save(f"rewording_{args.split}" + ("_common" if args.common else ""), {"split": args.split, "common": args.common, "n_questions": len(gold),
                                      "n_base_items": len({i['base'] for i in info.values()}),
                                      "closed_book": args.closed, "baseline": args.baseline, "rows": rows,
                                      "per_question": {k: {q: v for q, v in r.items()} for k, r in per.items()},
@@ -307,11 +316,13 @@ def main() -> None:
     r.add_argument("--split", choices=["dev", "test"], required=True)
     r.add_argument("--threads", type=int, default=2)
     r.add_argument("--free", action="store_true", help="the free-text questions (load_free), run as LABEL-free")
+    r.add_argument("--only", help="comma-separated methods or sets to run (default: all)")
     t = sub.add_parser("table")
     t.add_argument("--split", choices=["dev", "test"], required=True)
     t.add_argument("--configs", nargs="+", required=True, help="run labels")
     t.add_argument("--closed", default="direct", help="the closed-book run's label")
     t.add_argument("--baseline", default="rag", help="the run the others are compared with")
+    t.add_argument("--common", action="store_true", help="compare on the questions every run answered")
     f = sub.add_parser("freetable")
     f.add_argument("--split", choices=["dev", "test"], required=True)
     f.add_argument("--configs", nargs="+", required=True, help="run labels (without -free)")
