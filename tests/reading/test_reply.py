@@ -24,3 +24,16 @@ def test_an_answer_is_followed_by_its_source_words_unless_they_only_repeat_it():
 def test_quote_line_and_the_closest_passage_reply():
     assert quote_line("DB / X / warnings", 1, ["a", "b "]) == "DB / X / warnings: \u201ca\u201d; \u201cb\u201d [1]"
     assert closest_passage("Book / Ch", 3, "words").startswith("The sources do not state this in so many words")
+
+
+def test_a_table_row_is_narrowed_to_its_part_that_supports_the_claim():
+    row = ("Micronutrient: Vitamin B6 (pyridoxine); Expected Effect: - Converts pyridoxine into pyridoxal "
+           "phosphate, a cofactor in numerous metabolic reactions; Defined Level: - 3.4-65.2 mcg/L; - or; - "
+           "13.76-263.81 nmol/L; Significance of Abnormal Values: - Deficiencies are seen with some medications "
+           "(isoniazid, phenelzine, hydralazine) and in pregnancy.")
+    got = supporting_sentence(row, "Isoniazid is a medication that can cause a deficiency in vitamin B6.", max_words=30)
+    assert got.startswith("Deficiencies are seen with some medications (isoniazid")
+    long_one = " ".join(["filler"] * 50 + ["isoniazid", "deficiency"] + ["filler"] * 50)
+    cut = supporting_sentence(long_one, "isoniazid deficiency", max_words=20)
+    assert cut.startswith("\u2026 ") and cut.endswith(" \u2026") and "isoniazid deficiency" in cut
+    assert len(cut.split()) == 22  # 20 words and two ellipses

@@ -228,18 +228,14 @@ def choice_answer(scores: OptionScores, citations: list[Citation], **extra: obje
 INSUFFICIENT = "INSUFFICIENT EVIDENCE"
 
 
-def with_support_quote(answer: str, passage: Citation, *, exclude: str, count_tokens: Callable[[str], int] | None,
-                       budget: int) -> str:
+def with_support_quote(answer: str, passage: Citation, *, exclude: str, budget: int) -> str:
     """The checked answer, then the cited passage's words that support its first claim
     (reading/reply.py: one reply shape, shared with the consultation reader)."""
     from medground.pipelines import support as sup
     from medground.reading.reply import answer_with_quote, supporting_sentence
 
     claim = sup.first_claim(answer, exclude=[exclude]) or answer
-    quote = supporting_sentence(passage.text, claim)
-    count = count_tokens or (lambda t: len(t.split()))
-    if count(quote) > budget:  # a run-on "sentence" (a list, a table row): its most related part
-        quote = sup.quote(passage, claim, count, budget)
+    quote = supporting_sentence(passage.text, claim, max_words=max(8, budget * 2 // 3))  # ~1.5 tokens a word
     return answer_with_quote(answer, passage.label, passage.number, quote)
 
 
@@ -321,7 +317,7 @@ def _free_text_answer(llm: LLM, question: Question, evidence: Evidence, settings
             if sup.first_claim(text, exclude=[q]) in dropped:
                 return quoted("the generated answer's first claim is not supported by any passage")
             text = with_support_quote(" ".join(claims) + f" [{passage.number}]", passage, exclude=q,
-                                      count_tokens=count_tokens, budget=settings.freetext_support_tokens)
+                                      budget=settings.freetext_support_tokens)
             return Answer(outcome="answered", text=text, citations=[passage], metadata=meta)
         # what the reader saw of each passage: its heading (book / chapter / section) and text
         kept, dropped = sup.split_supported(text, " ".join(f"{c.label} {c.text}" for c in cited), exclude=[q],
@@ -341,8 +337,7 @@ def _free_text_answer(llm: LLM, question: Question, evidence: Evidence, settings
             meta["restatements_cut"] = restated
         text = " ".join(sup.fold_citations(kept))
         cited = [by_number[n] for n in cited_numbers(text) if n in by_number] or cited
-        text = with_support_quote(text, cited[0], exclude=q, count_tokens=count_tokens,
-                                  budget=settings.freetext_support_tokens)
+        text = with_support_quote(text, cited[0], exclude=q, budget=settings.freetext_support_tokens)
     if not cited:
         # An answer that cites nothing is not grounded: say so, and show no evidence as if it had
         # been used (the retrieved passages stay in the metadata for whoever wants to look).

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 OPEN, CLOSE = "\u201c", "\u201d"
+_PARTS = re.compile(r";\s+|\s+-\s+")
 
 
 @lru_cache(maxsize=1)
@@ -22,19 +23,36 @@ def _tokenizer():
     return MedicalTokenizer(BM25Settings(conflate_greek=True))
 
 
-def supporting_sentence(passage: str, claim: str) -> str:
-    """The passage's sentence sharing the most content terms with the claim (the first on a
-    tie; "" when none shares any): the words to quote after an answer."""
+def supporting_sentence(passage: str, claim: str, max_words: int = 40) -> str:
+    """The passage's words that support the claim: its sentence sharing the most content terms
+    with the claim (the first on a tie; "" when none shares any). A sentence longer than
+    ``max_words`` (a table row, a list) is narrowed to its best ";"- or " - "-separated part, and
+    that to ``max_words`` words around its first shared term."""
     from medground.corpus.sentences import split_sentences
 
     tok = _tokenizer()
     want = set(tok.tokenize(claim))
-    best, best_shared = "", 0
+
+    def shared(text: str) -> int:
+        return len(want & set(tok.tokenize(text)))
+
+    units = []
     for sentence in split_sentences(passage):
-        shared = len(want & set(tok.tokenize(sentence)))
-        if shared > best_shared:
-            best, best_shared = sentence.strip(), shared
-    return best
+        sentence = sentence.strip()
+        if len(sentence.split()) > max_words:
+            units.extend(p.strip() for p in _PARTS.split(sentence) if p.strip())
+        else:
+            units.append(sentence)
+    best = max(units, key=shared, default="")
+    if not best or shared(best) == 0:
+        return ""
+    words = best.split()
+    if len(words) <= max_words:
+        return best
+    first = next(i for i, w in enumerate(words) if want & set(tok.tokenize(w)))
+    start = max(0, min(first - max_words // 4, len(words) - max_words))
+    piece = " ".join(words[start:start + max_words])
+    return ("\u2026 " if start else "") + piece + (" \u2026" if start + max_words < len(words) else "")
 
 
 def quote_line(label: str, number: int, quotes: Sequence[str]) -> str:
