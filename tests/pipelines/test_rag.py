@@ -197,3 +197,17 @@ def test_free_text_names_the_near_miss_instead_of_answering_it(tiny_chunks):
     assert seen == [[1]]  # checked against what the answer cited
     kept = free_text_answer(llm, q, evidence, ReaderSettings(), Tally(), absent_entities=lambda p: [])
     assert kept.outcome == "answered" and kept.text == "Give pyridoxine [1]."
+
+
+@pytest.mark.parametrize("named, fires", [("Zidovudine", True), ("Infections", False)])
+def test_the_entity_check_reads_whole_passages_with_their_headings(tiny_chunks, named, fires):
+    from medground.reading.entities import EntityDictionary, EntityGate, NameGroup
+
+    q = Question(qid="e", dataset="unit", question=f"Does {named} need pyridoxine with isoniazid?")
+    llm = ScriptedLLM(lambda u, k: "Give pyridoxine [1].")
+    pipe = RagPipeline(llm, _engine(tiny_chunks, k=1), ReaderSettings(freetext_entity_max_df=0.5, evidence_tokens=32))
+    pipe._gate = EntityGate(EntityDictionary([NameGroup(entry=(named,))]), lambda t: 1, 100, 0.5)
+    ans = pipe.answer(q)
+    # "Infections" is only the chapter of the passage found: a heading counts as mentioning it
+    assert (ans.outcome == "insufficient_evidence") is fires
+    assert ans.metadata.get("entity_missing") == ([named] if fires else None)

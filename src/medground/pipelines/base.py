@@ -249,22 +249,20 @@ def free_text_answer(llm: LLM, question: Question, evidence: Evidence, settings:
     With a support check (``freetext_abstain_below`` set, or an extractive/checked answer) one
     forward pass first asks which passage answers; below the threshold the reader abstains.
     ``absent_entities`` (reading/entities.py): the question's specific entities that the given
-    passages never name; when the evidence, or the passages the answer cites, miss one, the
-    reader says what the passages are about instead of answering a near-miss entity."""
+    passages never name; when the passages an answer cites miss one, the reader says what they
+    are about instead of answering a near-miss entity (the answer is kept in the metadata)."""
     answer = _free_text_answer(llm, question, evidence, settings, tally, count_tokens=count_tokens, **extra)
-    if absent_entities is None:
-        return answer
-    rests_on = answer.citations if answer.outcome == "answered" else evidence.citations
+    if absent_entities is None or answer.outcome != "answered":
+        return answer  # a reply that already declines keeps its own words
+    rests_on = answer.citations
     absent = absent_entities(rests_on) if rests_on else []
     if not absent:
         return answer
     topics = list(dict.fromkeys(c.section or c.chapter or c.title for c in rests_on))[:2]
     text = (f"The passages found do not mention {' or '.join(absent)}; they are about "
             f"{' and '.join(topics)}. The textbooks searched do not answer this question.")
-    meta = {**answer.metadata, "entity_missing": absent}
-    if answer.outcome == "answered":
-        meta["withheld"] = answer.text  # an answer was withheld (not a declining reply reworded)
-    return Answer(outcome="insufficient_evidence", text=text, citations=rests_on, metadata=meta)
+    return Answer(outcome="insufficient_evidence", text=text, citations=rests_on,
+                  metadata={**answer.metadata, "entity_missing": absent, "withheld": answer.text})
 
 
 def _free_text_answer(llm: LLM, question: Question, evidence: Evidence, settings: ReaderSettings,

@@ -93,11 +93,15 @@ class RagPipeline:
     def answer(self, question: Question) -> Answer:
         started, tally = time.perf_counter(), Tally()
         queries = self.queries(question, tally)
-        evidence = focus(tally.evidence(self.engine, queries), question, self.reader, self.engine, tally)
+        packed = tally.evidence(self.engine, queries)
+        evidence = focus(packed, question, self.reader, self.engine, tally)
         if not question.is_multiple_choice:
             gate = self.entity_gate()
+            # whole passages, not their compressed sentences: "the passages do not mention X" must
+            # hold of what was found (a chunk on azathioprine whose kept sentence says only "TPMT")
+            whole = {c.number: f"{c.label} {c.title} {c.text}" for c in packed.citations}
             absent = None if gate is None else (
-                lambda passages: gate.absent(question.question, [f"{c.label} {c.text}" for c in passages]))
+                lambda passages: gate.absent(question.question, [whole.get(c.number, c.text) for c in passages]))
             answer = free_text_answer(self.llm, question, evidence, self.reader, tally,
                                       count_tokens=self.engine.count_tokens, absent_entities=absent)
         else:
