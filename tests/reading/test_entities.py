@@ -44,3 +44,10 @@ def test_a_near_miss_passage_is_caught_and_a_synonym_passes():
 
 def test_with_no_specific_entity_nothing_is_ever_absent():
     assert gate().absent("What causes pain?", ["Something unrelated."]) == []
+
+
+def test_typographic_apostrophes_match_typed_ones():
+    g = EntityGate(EntityDictionary([NameGroup(entry=("Crohn's disease",))]), lambda t: 3, 15_000, 0.01)
+    q = "What should someone with Crohn's disease eat during a flare?"
+    assert g.absent(q, ["In ulcerative colitis or Crohn\u2019s disease, a low-residue diet is advised."]) == []
+    assert g.absent("What should someone with Crohn\u2019s disease eat?", ["Crohn's disease: low residue."]) == []

@@ -41,8 +41,17 @@ def _tokenizer():
     return MedicalTokenizer(BM25Settings(conflate_greek=True))
 
 
+def _plain(text: str) -> str:
+    """Typographic apostrophes and hyphens as their ASCII forms: a book writes "Crohn’s disease",
+    a patient types "Crohn's disease"."""
+    return text.translate(_PLAIN)
+
+
+_PLAIN = str.maketrans({"\u2019": "'", "\u2018": "'", "\u2010": "-", "\u2011": "-", "\u2013": "-"})
+
+
 def terms(text: str) -> Terms:
-    return tuple(_tokenizer().tokenize(text))
+    return tuple(_tokenizer().tokenize(_plain(text)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +94,7 @@ class EntityDictionary:
     def find(self, text: str) -> list[Entity]:
         """Named entities in ``text``, longest name first at each position, not overlapping."""
         tok = _tokenizer()
-        words = [(raw, got[0][0]) for raw in WORD_RE.findall(text) if (got := tok.tokenize_words(raw))]
+        words = [(raw, got[0][0]) for raw in WORD_RE.findall(_plain(text)) if (got := tok.tokenize_words(raw))]
         seq = [term for _, term in words]  # a word's first term: its whole (hyphenated) form
         out, i = [], 0
         while i < len(seq):
