@@ -50,8 +50,15 @@ def _plain(text: str) -> str:
 _PLAIN = str.maketrans({"\u2019": "'", "\u2018": "'", "\u2010": "-", "\u2011": "-", "\u2013": "-"})
 
 
+def _words(text: str) -> list[tuple[str, str]]:
+    """(word as written, its term) for every word with one: a word's first term, its whole form
+    ("first-line", "crohn" of "Crohn's"), so names, questions and passages are cut alike."""
+    tok = _tokenizer()
+    return [(raw, got[0][0]) for raw in WORD_RE.findall(_plain(text)) if (got := tok.tokenize_words(raw))]
+
+
 def terms(text: str) -> Terms:
-    return tuple(_tokenizer().tokenize(_plain(text)))
+    return tuple(term for _, term in _words(text))
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,9 +100,8 @@ class EntityDictionary:
 
     def find(self, text: str) -> list[Entity]:
         """Named entities in ``text``, longest name first at each position, not overlapping."""
-        tok = _tokenizer()
-        words = [(raw, got[0][0]) for raw in WORD_RE.findall(_plain(text)) if (got := tok.tokenize_words(raw))]
-        seq = [term for _, term in words]  # a word's first term: its whole (hyphenated) form
+        words = _words(text)
+        seq = [term for _, term in words]
         out, i = [], 0
         while i < len(seq):
             for n in range(min(MAX_NAME_TERMS, len(seq) - i), 0, -1):
