@@ -267,3 +267,13 @@ def test_a_generated_answer_citing_nothing_shows_no_evidence_as_used(tiny_chunks
     ans = RagPipeline(llm, _engine(tiny_chunks), ReaderSettings(freetext_answer="generate")).answer(Q)
     assert ans.outcome == "answered" and ans.citations == []
     assert ans.metadata["uncited"] is True and ans.metadata["retrieved_not_cited"]
+
+
+def test_an_answer_whose_citation_was_cut_with_its_restatement_still_cites_its_passage():
+    from medground.pipelines.base import with_support_quote
+    from medground.schema import Citation
+
+    passage = Citation(number=2, chunk_id="c", book="Book", chapter="Spine", section="Discs", title="", score=1.0,
+                       text="The most common sites for disc herniation are the L4/L5 or L5/S1 discs.")
+    got = with_support_quote("Herniation is most common at L4/L5 or L5/S1.", passage, exclude="", budget=60)
+    assert got.startswith("Herniation is most common at L4/L5 or L5/S1 [2]. Book / Spine / Discs: \u201cThe most")

@@ -234,6 +234,9 @@ def with_support_quote(answer: str, passage: Citation, *, exclude: str, budget: 
     from medground.pipelines import support as sup
     from medground.reading.reply import answer_with_quote, supporting_sentence
 
+    if not cited_numbers(answer):  # its citation went with a cut restatement: the answer cites what it rests on
+        body = answer.rstrip()
+        answer = f"{body[:-1]} [{passage.number}]." if body.endswith(".") else f"{body} [{passage.number}]"
     claim = sup.first_claim(answer, exclude=[exclude]) or answer
     quote = supporting_sentence(passage.text, claim, max_words=max(8, budget * 2 // 3))  # ~1.5 tokens a word
     return answer_with_quote(answer, passage.label, passage.number, quote)
