@@ -12,6 +12,9 @@ per-option reader was built). Build on dev; report on test.
     python benchmarks/rewording.py run --config rag --split dev          # resumable
     python benchmarks/rewording.py run --config direct --split dev
     python benchmarks/rewording.py table --split dev --configs direct rag
+    python benchmarks/rewording.py run --config rag --split dev --free     # free text, as rag-free
+    python benchmarks/rewording.py freetable --split dev --configs rag
+    python benchmarks/rewording.py cost --n 6                              # on a quiet machine
 """
 
 from __future__ import annotations
@@ -307,6 +310,31 @@ def freetable(args) -> None:
         print(json.dumps({k: v for k, v in r.items()}, ensure_ascii=False))
 
 
+def cost(args) -> None:
+    """Seconds per question on a quiet machine, LLM cache off: the default rag on multiple choice
+    and on free text, and the per-option variant; the first question of each is a warm-up."""
+    from medground.pipelines.config import load_pipeline_config
+    from medground.pipelines.factory import build_pipeline
+
+    mc = [q for q, i in load_testbed("dev") if i["set"] == "new"][: args.n + 1]
+    free = [q for q, i in load_free("dev") if i["set"] == "new"][: args.n + 1]
+    arms = {"rag, multiple choice": ("rag", mc), "rag, free text": ("rag", free),
+            "rag-options-check, multiple choice": ("configs/pipelines/variants/rag-options-check.yaml", mc)}
+    rows = []
+    for label, (config, questions) in arms.items():
+        cfg = load_pipeline_config(config)
+        cfg = cfg.model_copy(update={"llm": cfg.llm.model_copy(update={"threads": args.threads, "cache": False})})
+        pipe = build_pipeline(cfg)
+        pipe.answer(questions[0])
+        secs = [pipe.answer(q).timings["total"] for q in questions[1:]]
+        rows.append({"config": label, "n": len(secs), "seconds_per_q": round(sum(secs) / len(secs), 2),
+                     "p50": round(sorted(secs)[len(secs) // 2], 2), "max_seconds": round(max(secs), 2)})
+        print(rows[-1], file=sys.stderr, flush=True)
+    save("rewording_cost", {"threads": args.threads, "rows": rows, "load_1min_at_start_of_save": round(os.getloadavg()[0], 2),
+                            "note": "cache off; dev new-chapter questions; the first question of each arm is a warm-up"})
+    print_table("Seconds per question (cache off)", rows, ["config", "n", "seconds_per_q", "p50", "max_seconds"])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -327,8 +355,11 @@ def main() -> None:
     f.add_argument("--split", choices=["dev", "test"], required=True)
     f.add_argument("--configs", nargs="+", required=True, help="run labels (without -free)")
     f.add_argument("--baseline", default="rag")
+    c = sub.add_parser("cost")
+    c.add_argument("--n", type=int, default=6)
+    c.add_argument("--threads", type=int, default=2)
     args = ap.parse_args()
-    {"run": run, "table": table, "freetable": freetable}[args.cmd](args)
+    {"run": run, "table": table, "freetable": freetable, "cost": cost}[args.cmd](args)
 
 
 if __name__ == "__main__":
