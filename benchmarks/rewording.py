@@ -310,6 +310,35 @@ def freetable(args) -> None:
         print(json.dumps({k: v for k, v in r.items()}, ensure_ascii=False))
 
 
+def optionfit(args) -> None:
+    """The per-option run re-weighed after the fact (records keep each distribution combined):
+    accuracy of w·log p_check + (1 − w)·log p_letters for several w, paired with the default run
+    on the same questions. w = 0 is per-option retrieval with the letter read alone."""
+    import math
+
+    gold = {q.qid: q.answer for q, _ in load_testbed(args.split)}
+    mine, base = _records(args.config, args.split), _records(args.baseline, args.split)
+    qids = [q for q in mine if q in base and q in gold]
+    base_right = [base[q].get("choice") == gold[q] for q in qids]
+    rows = []
+    for w in (0.0, 0.25, 0.5, 0.75, 1.0):
+        right = []
+        for q in qids:
+            parts = mine[q].get("score_parts") or {}
+            letters, check = parts.get("letters"), parts.get("check")
+            if not letters:  # a parse failure: as recorded
+                right.append(mine[q].get("choice") == gold[q])
+                continue
+            mixed = {k: w * math.log(max((check or {}).get(k, p if not check else 0.0), 1e-12))
+                     + (1 - w) * math.log(max(p, 1e-12)) for k, p in letters.items()}
+            right.append(max(mixed, key=mixed.get) == gold[q])
+        rows.append({"check_weight": w, **acc_row(right), "vs_baseline": mcnemar_row(base_right, right)})
+    save(f"per_option_{args.split}", {"config": args.config, "baseline": args.baseline, "n": len(qids),
+                                      "baseline_accuracy": acc_row(base_right), "rows": rows})
+    print_table(f"Per-option reading re-weighed, {args.split} ({len(qids)} questions; {args.baseline}: "
+                f"{acc_row(base_right)['accuracy']})", rows, ["check_weight", "accuracy", "ci95", "vs_baseline"])
+
+
 def cost(args) -> None:
     """Seconds per question on a quiet machine, LLM cache off: the default rag on multiple choice
     and on free text, and the per-option variant; the first question of each is a warm-up."""
@@ -355,6 +384,10 @@ def main() -> None:
     f.add_argument("--split", choices=["dev", "test"], required=True)
     f.add_argument("--configs", nargs="+", required=True, help="run labels (without -free)")
     f.add_argument("--baseline", default="rag")
+    o = sub.add_parser("optionfit")
+    o.add_argument("--split", choices=["dev", "test"], default="dev")
+    o.add_argument("--config", default="rag-options-check", help="the per-option run's label")
+    o.add_argument("--baseline", default="rag")
     c = sub.add_parser("cost")
     c.add_argument("--n", type=int, default=6)
     c.add_argument("--threads", type=int, default=2)
