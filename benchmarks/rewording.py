@@ -392,7 +392,7 @@ def main() -> None:
     c.add_argument("--n", type=int, default=6)
     c.add_argument("--threads", type=int, default=2)
     args = ap.parse_args()
-    {"run": run, "table": table, "freetable": freetable, "cost": cost}[args.cmd](args)
+    {"run": run, "table": table, "freetable": freetable, "optionfit": optionfit, "cost": cost}[args.cmd](args)
 
 
 if __name__ == "__main__":
