@@ -292,6 +292,10 @@ def freetable(args) -> None:
         if near:
             row["pair_nearmiss"] = {"right_abstention": acc_row([not g["answered"] for g in near])}
         row["seconds_per_q"] = round(sum(o["seconds"] or 0.0 for o in out.values()) / len(out), 2)
+        judged = run_dir(f"{label}-free", args.split) / "attribution.json"  # `medground attribution RUN --judge llm`
+        if judged.is_file() and "(" not in label:
+            got = json.loads(judged.read_text())
+            row["attribution"] = {k: v for k, v in got.items() if k != "per_answer"}
         rows.append(row)
     if args.baseline in per:
         base = per[args.baseline]
