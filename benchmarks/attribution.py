@@ -28,11 +28,11 @@ CLAIMS = DATA / "claims_labelled.jsonl"
 
 def passages() -> dict[str, str]:
     """item id → "book / chapter / section: text" of its answering chunk."""
-    from medground.index.store import ChunkStore
+    from medground.index.stores import open_store
 
     items = [json.loads(line) for f in ("answerable_textbooks.jsonl", "newchapter_textbooks.jsonl")
              for line in (DATA / f).read_text().splitlines() if line.strip()]
-    store = ChunkStore.default()
+    store = open_store(must_exist=True)
     chunks = {c.chunk_id: c for c in store.get_chunks([d["chunk_id"] for d in items])}
     return {d["qid"]: f"{' / '.join([chunks[d['chunk_id']].book, chunks[d['chunk_id']].chapter, *chunks[d['chunk_id']].section_path])}: "
                       f"{chunks[d['chunk_id']].text}" for d in items}

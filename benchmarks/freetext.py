@@ -38,9 +38,9 @@ from reader import CONFIGS, RESULTS, ROOT, acc_row, fit_threshold, load_answerab
 def names_gold(answer: str, options: dict[str, str], gold: str) -> bool:
     """The answer names the gold option and no other: an option is named when >= 60 % of its
     content terms (BM25 stems) are in the answer ("aquaporin water channels" names "Aquaporins")."""
-    from medground.retrieve.compress import _tokenizer
+    from medground.index.text import text_tokenizer
 
-    tok = _tokenizer()
+    tok = text_tokenizer()
     said = set(tok.tokenize(answer))
     named = set()
     for k, v in options.items():

@@ -239,13 +239,13 @@ def states(text: str, accept: list[str]) -> bool:
 
 
 def freetable(args) -> None:
-    from medground.index.store import ChunkStore
+    from medground.index.stores import open_store
     from medground.pipelines.support import claims_supported
 
     items = load_free(args.split)
     info = {q.qid: i for q, i in items}
     questions = {q.qid: q.question for q, _ in items}
-    store = ChunkStore.default()
+    store = open_store(must_exist=True)
     rows, per = [], {}
     runs = []
     for label in args.configs:

@@ -59,9 +59,9 @@ class LexicalClaimJudge:
     name = "lexical"
 
     def p_supported(self, claim: str, passage: str) -> float | None:
-        from medground.retrieve.compress import _tokenizer
+        from medground.index.text import text_tokenizer
 
-        tok = _tokenizer()
+        tok = text_tokenizer()
         want = set(tok.tokenize(claim))
         return None if not want else len(want & set(tok.tokenize(passage))) / len(want)
 
@@ -76,9 +76,9 @@ def split_claims(answer: str) -> list[Claim]:
     """The answer's claims with the passage numbers each cites. Quote lines are dropped (the
     passage's own words, with their label), so are sentences with no content left; a sentence
     that only cites ("See [2].") lends its citations to the claim before it."""
-    from medground.retrieve.compress import _tokenizer
+    from medground.index.text import text_tokenizer
 
-    tok = _tokenizer()
+    tok = text_tokenizer()
     claims: list[Claim] = []
     for sentence in _answer_sentences(_QUOTED.sub(" ", answer)):
         numbers = cited_numbers(sentence)

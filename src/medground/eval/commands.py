@@ -313,7 +313,7 @@ def attribution_cmd(
     it cites; citation precision and recall. Writes RUN_DIR/attribution.json (the report shows it)."""
     from medground.eval import attribution as attr
     from medground.eval.records import CorruptRecordsError, read_run, write_json_atomic
-    from medground.index.store import ChunkStore
+    from medground.index.stores import StoreMissingError, open_store
 
     try:
         _, records = read_run(run_dir)
@@ -330,7 +330,11 @@ def attribution_cmd(
         _fail(f"--judge {judge!r}: expected lexical or llm", as_json)
     if not attr.free_text_answers(records):
         _fail(f"{run_dir}: no answered free-text questions to attribute", as_json)
-    out = attr.attribute_run(records, ChunkStore.default(), scorer, cut)
+    try:
+        store = open_store(must_exist=True)
+    except StoreMissingError as exc:
+        _fail(str(exc), as_json)
+    out = attr.attribute_run(records, store, scorer, cut)
     write_json_atomic(run_dir / attr.ATTRIBUTION, out)
     summary = {k: v for k, v in out.items() if k != "per_answer"}
     if as_json:

@@ -262,13 +262,13 @@ def attribution_table(runs: list[LoadedRun]) -> Table | None:
             got = json.loads(saved.read_text(encoding="utf-8"))
         else:
             if store is None:
-                from medground.index.store import ChunkStore
+                from medground.index.stores import StoreMissingError, open_store
 
                 try:
-                    store = ChunkStore.default()
-                except Exception:  # noqa: BLE001 - no store here: the table says what it could not do
+                    store = open_store(must_exist=True)
+                except StoreMissingError as exc:  # the table says what it could not do
                     return Table("Claim-level attribution (free text)", ["run"], [[x.name] for x in runs],
-                                 "No chunk store to read the cited passages from.")
+                                 f"No chunk store to read the cited passages from: {exc}")
             got = attr.attribute_run(r.records, store, attr.LexicalClaimJudge(), attr.LEXICAL_THRESHOLD)
         rows.append([r.name, got["judge"], got["threshold"], got["answers"], got["claims"],
                      _pct(got["claims_supported"]), _pct(got["citation_precision"]), _pct(got["citation_recall"])])

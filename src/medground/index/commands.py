@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import os
-
 import json
+import os
 import time
 from contextlib import contextmanager, nullcontext
 from pathlib import Path

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Literal
 
 import bm25s.stopwords
@@ -151,3 +152,11 @@ def build_vocab(token_lists: Iterable[list[str]]) -> tuple[list[list[int]], dict
     for tokens in token_lists:
         ids.append([vocab.setdefault(t, len(vocab)) for t in tokens])
     return ids, vocab
+
+
+@lru_cache(maxsize=1)
+def text_tokenizer() -> MedicalTokenizer:
+    """The tokenizer every evidence and claim check shares (compression, support and attribution
+    checks, entity and option matching): one per process, since it memoizes its stems; noun and
+    adjective stems conflated, so "anaphylaxis" in a question finds "anaphylactic shock"."""
+    return MedicalTokenizer(BM25Settings(conflate_greek=True))

@@ -99,9 +99,11 @@ class RagPipeline:
             gate = self.entity_gate()
             # whole passages, not their compressed sentences: "the passages do not mention X" must
             # hold of what was found (a chunk on azathioprine whose kept sentence says only "TPMT")
-            whole = {c.number: f"{c.label} {c.title} {c.text}" for c in packed.citations}
-            absent = None if gate is None else (
-                lambda passages: gate.absent(question.question, [whole.get(c.number, c.text) for c in passages]))
+            absent = None
+            if gate is not None:
+                whole = {c.number: f"{c.label} {c.title} {c.text}" for c in packed.citations}
+                absent = lambda passages: gate.absent(  # noqa: E731
+                    question.question, [whole.get(c.number, c.text) for c in passages])
             answer = free_text_answer(self.llm, question, evidence, self.reader, tally,
                                       count_tokens=self.engine.count_tokens, absent_entities=absent)
         else:

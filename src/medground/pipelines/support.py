@@ -108,9 +108,9 @@ def split_supported(answer: str, source_text: str, *, exclude: Sequence[str] = (
     clause that makes a claim ("X is epinephrine, which is inhaled." → "X is epinephrine."); the
     clauses cut off, with their citations, are reported among the dropped.
     """
-    from medground.retrieve.compress import _tokenizer
+    from medground.index.text import text_tokenizer
 
-    tok = _tokenizer()
+    tok = text_tokenizer()
     source = set(tok.tokenize(source_text))
     ignore = {t for text in (*exclude, FRAMING) for t in tok.tokenize(text)}
 
@@ -201,9 +201,9 @@ def drop_restatements(sentences: Sequence[str], *, question: str = "",
     (``fold_citations``), but only for a passage of ``passages`` (number -> heading and text, as
     the reader saw it) that supports that claim: a wandering restatement's passage is not the
     claim's evidence."""
-    from medground.retrieve.compress import _tokenizer
+    from medground.index.text import text_tokenizer
 
-    tok = _tokenizer()
+    tok = text_tokenizer()
     # "which neurotransmitter …?": the asked-for type is named by the question, not by the answer
     # (acetylcholine), so a restatement naming it is no sign that it carries the answer
     kinds = {t for m in _ASKED_KIND.finditer(question) for t in tok.tokenize(m.group(1))}
@@ -286,9 +286,9 @@ def _asking_stems() -> frozenset[str]:
     """Stems of the stop, framing and asking words (tokenized once: the check runs per entry)."""
     from bm25s.stopwords import STOPWORDS_EN_PLUS
 
-    from medground.retrieve.compress import _tokenizer
+    from medground.index.text import text_tokenizer
 
-    tok = _tokenizer()
+    tok = text_tokenizer()
     return frozenset(t for text in (FRAMING, ASKING, " ".join(STOPWORDS_EN_PLUS)) for t in tok.tokenize(text))
 
 
@@ -302,9 +302,9 @@ def unaddressed_terms(question: str, record: str, *, exclude: Sequence[str] = ()
     somewhere: a typo ("wht") or a word no record ever uses is no evidence either way.
     Matching is by the BM25 tokenizer's stems ("coughing" ~ "cough").
     """
-    from medground.retrieve.compress import _tokenizer
+    from medground.index.text import text_tokenizer
 
-    tok = _tokenizer()
+    tok = text_tokenizer()
     ignore = _asking_stems() | {t for text in exclude for t in tok.tokenize(text)}
     record_terms = set(tok.tokenize(record))
     specific: dict[str, str] = {}  # stem -> the word as written
@@ -320,7 +320,7 @@ def unaddressed_terms(question: str, record: str, *, exclude: Sequence[str] = ()
 
 def vocabulary(texts: Iterable[str]) -> frozenset[str]:
     """The stems ``unaddressed_terms`` matches with, over a source's records."""
-    from medground.retrieve.compress import _tokenizer
+    from medground.index.text import text_tokenizer
 
-    tok = _tokenizer()
+    tok = text_tokenizer()
     return frozenset(t for text in texts for t in tok.tokenize(text))

@@ -26,19 +26,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from medground.index.text import text_tokenizer
+
 log = logging.getLogger(__name__)
 
 Terms = tuple[str, ...]
 WORD_RE = re.compile(r"[\w][\w'\-]*")
 _MEDLINEPLUS = Path("corpora") / "medlineplus-topics" / "medline_cleaned.csv"
 MAX_NAME_TERMS = 5
-
-
-@lru_cache(maxsize=1)
-def _tokenizer():
-    from medground.index.text import BM25Settings, MedicalTokenizer
-
-    return MedicalTokenizer(BM25Settings(conflate_greek=True))
 
 
 def _plain(text: str) -> str:
@@ -53,7 +48,7 @@ _PLAIN = str.maketrans({"\u2019": "'", "\u2018": "'", "\u2010": "-", "\u2011": "
 def _words(text: str) -> list[tuple[str, str]]:
     """(word as written, its term) for every word with one: a word's first term, its whole form
     ("first-line", "crohn" of "Crohn's"), so names, questions and passages are cut alike."""
-    tok = _tokenizer()
+    tok = text_tokenizer()
     return [(raw, got[0][0]) for raw in WORD_RE.findall(_plain(text)) if (got := tok.tokenize_words(raw))]
 
 

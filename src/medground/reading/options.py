@@ -14,8 +14,8 @@ letters — P(yes) that option X is correct given the same evidence — as
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from functools import lru_cache
 
+from medground.index.text import text_tokenizer
 from medground.schema import Citation, Query
 
 
@@ -33,23 +33,16 @@ def option_queries(question: str, options: Mapping[str, str]) -> list[Query]:
     return out
 
 
-@lru_cache(maxsize=1)
-def _tokenizer():
-    from medground.index.text import BM25Settings, MedicalTokenizer
-
-    return MedicalTokenizer(BM25Settings(conflate_greek=True))
-
-
 def option_terms(text: str) -> frozenset[str]:
     """An option's content terms (stop words dropped, stemmed, hypo-/hyper- kept apart)."""
-    return frozenset(_tokenizer().tokenize(text))
+    return frozenset(text_tokenizer().tokenize(text))
 
 
 def mentions(passage_text: str, option_text: str) -> bool:
     """Every content term of the option occurs in the passage (an option of stop words only —
     "None of the above" — is never counted as present)."""
     want = option_terms(option_text)
-    return bool(want) and want <= frozenset(_tokenizer().tokenize(passage_text))
+    return bool(want) and want <= frozenset(text_tokenizer().tokenize(passage_text))
 
 
 def options_covered(citations: Sequence[Citation], options: Mapping[str, str]) -> dict[str, list[int]]:

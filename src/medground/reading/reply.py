@@ -10,17 +10,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from functools import lru_cache
+
+from medground.index.text import text_tokenizer
 
 OPEN, CLOSE = "\u201c", "\u201d"
 _PARTS = re.compile(r";\s+|\s+-\s+")
-
-
-@lru_cache(maxsize=1)
-def _tokenizer():
-    from medground.index.text import BM25Settings, MedicalTokenizer
-
-    return MedicalTokenizer(BM25Settings(conflate_greek=True))
 
 
 def supporting_sentence(passage: str, claim: str, max_words: int = 40) -> str:
@@ -30,7 +24,7 @@ def supporting_sentence(passage: str, claim: str, max_words: int = 40) -> str:
     that to ``max_words`` words around its first shared term."""
     from medground.corpus.sentences import split_sentences
 
-    tok = _tokenizer()
+    tok = text_tokenizer()
     want = set(tok.tokenize(claim))
 
     def shared(text: str) -> int:

@@ -39,10 +39,10 @@ reused: the remaining citations keep theirs).
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from medground.index.text import text_tokenizer
 from medground.schema import Citation, Evidence
 
 TokenCount = Callable[[str], int]
@@ -59,15 +59,6 @@ class _Sentence:
     terms: frozenset[str]
     tokens: int
     score: float = 0.0
-
-
-@lru_cache(maxsize=1)
-def _tokenizer():
-    # One per process: compress runs on every question, and the tokenizer memoizes its stems.
-    # Noun and adjective stems conflated: "anaphylaxis" in a question finds "anaphylactic shock".
-    from medground.index.text import BM25Settings, MedicalTokenizer
-
-    return MedicalTokenizer(BM25Settings(conflate_greek=True))
 
 
 def _sentences(evidence: Evidence, count: TokenCount, tokenize: Callable[[str], list[str]]) -> list[_Sentence]:
@@ -132,7 +123,7 @@ def compress(evidence: Evidence, question: str, options: Mapping[str, str] | Non
         from medground.retrieve.pack import default_token_counter
 
         count_tokens = default_token_counter()
-    tok = _tokenizer()
+    tok = text_tokenizer()
     sentences = _sentences(evidence, count_tokens, tok.tokenize)
     q_words = words_of(tok, question)
     q_terms = terms_of(q_words)
