@@ -40,13 +40,13 @@ class BM25Index:
     def __len__(self) -> int:
         return len(self.chunk_ids)
 
-    def doc_freq(self, term: str) -> int:
-        """How many indexed chunks contain ``term`` (a tokenizer term: lower-cased, stemmed)."""
-        col = self.model.vocab_dict.get(term)
-        if col is None:
-            return 0
+    def doc_freq(self, text: str) -> int | None:
+        """How many indexed chunks contain the rarest term of ``text`` as this index tokenizes it
+        (None when ``text`` has no term: a stop word)."""
         indptr = self.model.scores["indptr"]
-        return int(indptr[col + 1] - indptr[col])
+        counts = [0 if col is None else int(indptr[col + 1] - indptr[col])
+                  for col in (self.model.vocab_dict.get(t) for t in self.tokenizer.tokenize(text))]
+        return min(counts) if counts else None
 
     @classmethod
     def build(cls, chunks: Iterable[Chunk], settings: BM25Settings | None = None, *,

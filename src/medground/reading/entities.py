@@ -59,7 +59,6 @@ def terms(text: str) -> Terms:
 @dataclass(frozen=True, slots=True)
 class Entity:
     name: str  # as written in the text it was found in
-    found: Terms  # that name's terms
     names: frozenset[Terms]  # every name of its synonym group, as terms
 
 
@@ -103,7 +102,7 @@ class EntityDictionary:
                 groups = self._by_name.get(tuple(seq[i:i + n]))
                 if groups:
                     names = frozenset().union(*(self._groups[g] for g in groups))
-                    out.append(Entity(" ".join(raw for raw, _ in words[i:i + n]), tuple(seq[i:i + n]), names))
+                    out.append(Entity(" ".join(raw for raw, _ in words[i:i + n]), names))
                     i += n
                     break
             else:
@@ -121,13 +120,14 @@ def names_in(entity: Entity, text_terms: Sequence[str]) -> bool:
     return False
 
 
-def specific(entities: Iterable[Entity], doc_freq: Callable[[str], int], n_docs: int,
+def specific(entities: Iterable[Entity], doc_freq: Callable[[str], int | None], n_docs: int,
              max_df: float) -> list[Entity]:
-    """The entities whose rarest term (of the name used) is in at most ``max_df`` of the chunks."""
+    """The entities whose rarest word (of the name as written) is in at most ``max_df`` of the
+    chunks. ``doc_freq(word)`` is the index's own count (its tokenizer stems differently)."""
     out = []
     for e in entities:
-        rarest = min(doc_freq(t) for t in e.found)
-        if n_docs and rarest / n_docs <= max_df:
+        counts = [d for w in e.name.split() if (d := doc_freq(w)) is not None]
+        if counts and n_docs and min(counts) / n_docs <= max_df:
             out.append(e)
     return out
 
@@ -200,7 +200,8 @@ class EntityGate:
     """The check a free-text reader runs: which of the question's specific entities do the
     given passages never name? Built once per corpus (dictionary + document frequencies)."""
 
-    def __init__(self, dictionary: EntityDictionary, doc_freq: Callable[[str], int], n_docs: int, max_df: float):
+    def __init__(self, dictionary: EntityDictionary, doc_freq: Callable[[str], int | None], n_docs: int,
+                 max_df: float):
         self.dictionary, self.doc_freq, self.n_docs, self.max_df = dictionary, doc_freq, n_docs, max_df
 
     def entities(self, question: str) -> list[Entity]:
@@ -211,7 +212,7 @@ class EntityGate:
         return [e.name for e in missing(self.entities(question), passages)]
 
 
-def entity_gate(doc_freq: Callable[[str], int], n_docs: int, max_df: float, drugs: Iterable[object] = (),
+def entity_gate(doc_freq: Callable[[str], int | None], n_docs: int, max_df: float, drugs: Iterable[object] = (),
                 data: str | None = None) -> EntityGate:
     """The gate over MedlinePlus topics, MedQuAD's focus names and the given medicine database's drugs."""
     groups = [*medlineplus_groups(data), *medquad_groups(data), *drug_groups(drugs)]
