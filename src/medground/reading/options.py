@@ -41,10 +41,16 @@ def option_terms(text: str) -> frozenset[str]:
 def mentions(passage_text: str, option_text: str) -> bool:
     """Every content term of the option occurs in the passage (an option of stop words only —
     "None of the above" — is never counted as present)."""
-    want = option_terms(option_text)
-    return bool(want) and want <= frozenset(text_tokenizer().tokenize(passage_text))
+    return _holds(option_terms(option_text), option_terms(passage_text))
+
+
+def _holds(option: frozenset[str], passage: frozenset[str]) -> bool:
+    return bool(option) and option <= passage
 
 
 def options_covered(citations: Sequence[Citation], options: Mapping[str, str]) -> dict[str, list[int]]:
-    """For each option letter, the numbers of the citations whose text mentions it."""
-    return {letter: [c.number for c in citations if mentions(c.text, text)] for letter, text in options.items()}
+    """For each option letter, the numbers of the citations whose text mentions it (each text
+    tokenized once: this runs on every multiple-choice answer)."""
+    passages = [(c.number, option_terms(c.text)) for c in citations]
+    return {letter: [n for n, terms in passages if _holds(option_terms(text), terms)]
+            for letter, text in options.items()}
