@@ -34,6 +34,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "consult.json"
 WRITTEN = ROOT / "benchmarks" / "data" / "consult_written.jsonl"
+# Which entries (and items) answer each written dialogue, labelled blind to any reply (consult_written.md)
+ENTRY_LABELS = ROOT / "benchmarks" / "data" / "consult_written_entries.jsonl"
 
 
 def machine() -> dict:
@@ -195,7 +197,7 @@ def fit_cmd(args) -> None:
     from medground.reading.consult import ConsultReader
     from medground.reading.consult_fit import FitExample, fit
     from medground.reading.consult_typer import load_consult_typer
-    from medground.retrieve.drug_subject import resolve_subjects, user_turns
+    from medground.retrieve.drug_subject import co_named, resolve_subjects, user_turns
     from medground.retrieve.drugs import DrugRetriever
 
     drugs = DrugRetriever(DrugStore())
@@ -222,8 +224,7 @@ def fit_cmd(args) -> None:
             subj = resolve_subjects(drugs, turns)
             if not subj:
                 continue
-            named = drugs.find_drugs(turns[-1])
-            others = [m.drug_id for m in named if m.drug_id != subj[0].drug_id] if len(named) >= 2 else []
+            others = co_named(drugs, turns, subj[0].drug_id)
             examples.append(FitExample(turns, subj[0].drug_id, others, None if it["unanswerable"] else it["attribute"]))
             per_set[name] += 1
         # every set weighs the same in the objective, whatever its size
@@ -283,7 +284,43 @@ def judge(item: dict, answer, store_entries: dict) -> dict:
             row["yes_no_agrees"] = says_listed == has
             checks.append(row["yes_no_agrees"])
     row["rubric"] = answered and attr_ok and all(checks)
+    labels = store_entries.get("labels", {}).get(item["id"])
+    if labels is not None:
+        judge_labelled(row, labels, answer, first, store_entries)
     return row
+
+
+def _names(text: str, item: str) -> bool:
+    """``text`` names the labelled item, or one part of an item that lists several ("a/b/c")."""
+    low = text.lower()
+    return any(p.strip() and p.strip().lower() in low for p in [item, *item.split("/")])
+
+
+def judge_labelled(row: dict, labels: dict, answer, first: str, store_entries: dict) -> None:
+    """The checks against the blind labels: the cited entry is one that answers; the reply names
+    (or quotes) an answering item; a yes/no question's reply agrees with whether it is listed;
+    where no entry answers, the reply abstains or says the database does not list it."""
+    answered = answer.outcome == "answered"
+    says_listed = answered and "does not list" not in first
+    cited = answer.citations[0] if answer.citations else None
+    display = store_entries["display"]
+    good = {(display.get(a["drug"], a["drug"]), a["attribute"]) for a in labels["answers"]}
+    items = [i for a in labels["answers"] for i in a["items"]]
+    if not labels["answers"]:
+        row["rubric_labelled"] = not says_listed and row["claims_inside"]
+        return
+    row["cites_answering_entry"] = cited is not None and (cited.chapter, cited.section) in good
+    checks = [answered, row["cites_answering_entry"], row["claims_inside"]]
+    if items:
+        reply = answer.metadata.get("reply", {})
+        quotes = [*reply.get("quotes", []), *reply.get("matched", [])]
+        row["names_answering_item"] = answered and any(
+            _names(first, i) or any(q and (q in i or i in q) for q in quotes) for i in items)
+        checks.append(row["names_answering_item"])
+    if labels.get("listed") is not None:
+        row["yes_no_agrees_labelled"] = says_listed == labels["listed"]
+        checks.append(row["yes_no_agrees_labelled"])
+    row["rubric_labelled"] = all(checks)
 
 
 def e2e_cmd(args) -> None:
@@ -296,7 +333,10 @@ def e2e_cmd(args) -> None:
     entries: dict = {}
     for a in store.attributes():
         entries.setdefault((a.drug_id, a.type.value), []).append(a.text)
-    ref = {"display": {k: d.display_name for k, d in drugs.items()}, "entries": entries}
+    labels = {}
+    if ENTRY_LABELS.exists():
+        labels = {r["id"]: r for r in map(json.loads, ENTRY_LABELS.read_text().splitlines()) if r}
+    ref = {"display": {k: d.display_name for k, d in drugs.items()}, "entries": entries, "labels": labels}
     pipe = build_pipeline(load_pipeline_config(args.config))
     sets = load_sets(args.sets.split(","), args.split, args.n)
     report: dict = {"split": args.split, "config": args.config, "sets": {}}
@@ -319,6 +359,13 @@ def e2e_cmd(args) -> None:
             "first_names_asked": rate([r["first_names_asked"] for r in rows if "first_names_asked" in r]),
             "yes_no_agrees": rate([r["yes_no_agrees"] for r in rows if "yes_no_agrees" in r]),
             "claims_inside_cited": rate([r["claims_inside"] for r in rows]),
+            # against the blind labels of which entries answer (the written set only)
+            "cites_answering_entry": rate([r["cites_answering_entry"] for r in rows if "cites_answering_entry" in r]),
+            "names_answering_item": rate([r["names_answering_item"] for r in rows if "names_answering_item" in r]),
+            "yes_no_agrees_labelled": rate([r["yes_no_agrees_labelled"] for r in rows
+                                            if "yes_no_agrees_labelled" in r]),
+            "rubric_labelled": rate([r["rubric_labelled"] if "rubric_labelled" in r else r["rubric"]
+                                     for r in rows]) if any("rubric_labelled" in r for r in rows) else None,
             "wrong_abstention": rate([r["outcome"] != "answered" for r in answerable]),
             "right_abstention": rate([r["outcome"] != "answered" for r in unans]),
             "seconds_p50": round(secs[len(secs) // 2], 3) if secs else None,
@@ -377,6 +424,46 @@ def table_cmd(args) -> None:
                   f"{m['seconds_p50']} / {m['seconds_p95']} |")
 
 
+def sheet_cmd(args) -> None:
+    """The labelling sheet for the written set's answering entries (benchmarks/data/consult_written.md):
+    each answerable dialogue with every entry of its subject and second drug, items numbered. It
+    holds no reply of any reader, so whoever labels it never sees what the system said."""
+    from medground.corpus.drugs import normalize_name
+    from medground.index.drugstore import DrugStore
+    from medground.reading.consult import split_items
+    from medground.retrieve.drugs import DrugRetriever
+
+    store = DrugStore()
+    retriever = DrugRetriever(store)
+    by_drug: dict = {}
+    for a in store.attributes():
+        by_drug.setdefault(a.drug_id, []).append(a)
+
+    def drug_id(name: str | None):
+        hits = retriever.names.get(normalize_name(name or "").strip(), [])
+        # the drug of that generic name, not a combination that contains it
+        generic = [d for d, kind in hits if kind == "generic"]
+        return (generic or [d for d, _ in hits] or [None])[0]
+
+    rows = [json.loads(line) for line in WRITTEN.read_text().splitlines() if line.strip()]
+    out = []
+    for r in rows:
+        if r.get("unanswerable"):
+            continue
+        entries = []
+        for name in (r["subject"], r.get("second_drug")):
+            d = drug_id(name)
+            for a in by_drug.get(d, []) if d else []:
+                items = list(dict.fromkeys(split_items(a.text)))[:60]
+                entries.append({"drug": d, "attribute": a.type.value,
+                                "items": {str(k + 1): i[:300] for k, i in enumerate(items)}})
+        out.append({"id": r["id"], "dialogue": [f"{t['role']}: {t['text']}" for t in r["turns"]],
+                    "subject": r["subject"], "second_drug": r.get("second_drug"), "asked": r["asked"],
+                    "entries": entries})
+    Path(args.out).write_text("\n".join(json.dumps(o, ensure_ascii=False) for o in out) + "\n")
+    print(f"{len(out)} dialogues -> {args.out}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -397,8 +484,10 @@ def main() -> None:
     e.add_argument("--sets", default="written,medqa,generated")
     e.add_argument("--n", type=int, default=0, help="at most N items a set (0: all)")
     e.add_argument("--section", default=None)
+    sh = sub.add_parser("sheet")
+    sh.add_argument("--out", required=True)
     args = ap.parse_args()
-    {"typer": typer_cmd, "fit": fit_cmd, "e2e": e2e_cmd, "compare": compare_cmd, "table": table_cmd}[args.cmd](args)
+    {"sheet": sheet_cmd, "typer": typer_cmd, "fit": fit_cmd, "e2e": e2e_cmd, "compare": compare_cmd, "table": table_cmd}[args.cmd](args)
 
 
 if __name__ == "__main__":

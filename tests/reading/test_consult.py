@@ -114,3 +114,43 @@ def test_fit_picks_the_grid_point_that_gets_the_dev_examples_right(reader):
         assert abstained == (r.outcome != "answered")
         if not abstained:
             assert (drug, typ) == ("lisinopril", r.citations[0].section)
+
+
+def test_an_item_naming_several_things_is_matched_by_its_parts():
+    from medground.reading.consult import with_parts
+
+    assert with_parts(["Nausea/vomiting/diarrhea", "Cough"]) == ["Nausea/vomiting/diarrhea", "Nausea", "vomiting",
+                                                                 "diarrhea", "Cough"]
+    assert with_parts(["Carbidopa/levodopa 25/100 mg"]) == ["Carbidopa/levodopa 25/100 mg"]  # a dose stays whole
+
+
+def test_the_llm_item_check_turns_lay_words_into_the_listed_item(reader):
+    """A described symptom MiniLM cannot place ("my throat tickles all day") is matched when the
+    LLM affirms the item; items it denies earn nothing, and only the closest few are asked."""
+    turns = ["On Zestril since May. My throat tickles all day and I keep hacking. Is that the pill?"]
+    asked: list[list[str]] = []
+
+    def checker(said, items):
+        asked.append(items)
+        assert said == turns[-1]
+        return [0.93 if i == "Cough" else 0.1 for i in items]
+
+    plain = ConsultReader(reader.drugs, reader.typer, reader.embedder)
+    checked = ConsultReader(reader.drugs, reader.typer, reader.embedder,
+                            plain.settings.model_copy(update={"item_check": 3, "item_check_floor": 0.0}),
+                            item_checker=checker)
+    r = checked.reply(turns, "lisinopril")
+    assert len(asked) == 1 and len(asked[0]) == 3 and "Cough" in asked[0]
+    assert r.citations[0].section == "adverse_reactions" and r.matched == ["Cough"]
+    assert r.first_sentence.startswith("Yes") and r.chosen.checked["Cough"] == 0.93
+    assert all(m.similarity <= plain.settings.item_floor for m in r.chosen.items[1:] if m.text in asked[0])
+    # Off by default: no checker call, and the reply does not depend on one.
+    assert plain.settings.item_check == 0 and plain.reply(turns, "lisinopril").chosen.checked == {}
+
+
+def test_a_matched_part_stands_for_the_item_it_came_from():
+    from medground.reading.consult import ItemMatch, distinct
+
+    got = distinct([ItemMatch("diarrhea", 0.9, "loose stools"), ItemMatch("Nausea/vomiting/diarrhea", 0.8, "x"),
+                    ItemMatch("Arthralgia/myalgia", 0.7, "y")])
+    assert [m.text for m in got] == ["diarrhea", "Arthralgia/myalgia"]

@@ -10,7 +10,7 @@ import pytest
 from medground.corpus.drugs import AttributeType as A
 from medground.corpus.drugs import Drug, DrugAttribute, DrugCatalog
 from medground.index.drugstore import DrugStore
-from medground.retrieve.drug_subject import resolve_subjects
+from medground.retrieve.drug_subject import co_named, resolve_subjects
 from medground.retrieve.drugs import DrugRetriever, DrugRetrieverSettings
 
 SRC = "openstax-prototype:m1#t"
@@ -122,3 +122,15 @@ def test_intent_model_round_trip_and_training(tmp_path):
     again = IntentModel.load(tmp_path / "m.npz")
     assert again.classes == model.classes and again.embedder == "test"
     assert np.allclose(again.probabilities(np.array(x)), model.probabilities(np.array(x)), atol=1e-5)
+
+
+def test_co_named_drugs_are_the_questions_own_never_a_relatives(retriever):
+    # Asked together: both drugs are the patient's.
+    assert co_named(retriever, ["can I take Advil with my Coumadin?"], "ibuprofen") == ["warfarin"]
+    # A relative's medicine in the same turn is context, not part of the question.
+    turns = ["My wife is on warfarin, but I take Advil. I forgot my morning dose, do I take it now?"]
+    assert resolve_subjects(retriever, turns)[0].drug_id == "ibuprofen"
+    assert co_named(retriever, turns, "ibuprofen") == []
+    # One the patient stopped is not taken together either; an earlier turn's drug is not the question's.
+    assert co_named(retriever, ["I stopped taking warfarin last year. Is Advil safe?"], "ibuprofen") == []
+    assert co_named(retriever, ["I take Coumadin.", "is Advil ok for a headache?"], "ibuprofen") == []

@@ -13,6 +13,7 @@ from medground.retrieve.base import EmptyQueryError
 from medground.retrieve.drugs import (
     DrugRetriever,
     DrugRetrieverSettings,
+    _english_words,
     attribute_intents,
     make_drug_retriever,
     to_passages,
@@ -57,6 +58,18 @@ def test_misspelling_is_found_fuzzily_and_attribute_ranked_first(retriever):
     assert hits[0].drug.drug_id == "ibuprofen"
     assert hits[0].attribute.type is A.ADVERSE_REACTIONS
     assert hits[0].matched.startswith("fuzzy 'ibuprofin'→'ibuprofen'")
+
+
+def test_two_swapped_letters_in_a_short_name_are_one_slip(tmp_path):
+    store = DrugStore(tmp_path / "d.sqlite")
+    store.build(DrugCatalog([Drug("pregabalin", "pregabalin", ["Lyrica"], "Anticonvulsant")],
+                            [DrugAttribute("pregabalin", A.DOSAGE, "75 mg twice daily", "src")]))
+    r = DrugRetriever(store)
+    # "lyrcia": ratio 83, below the cutoff, but one transposition away from "lyrica".
+    (top,) = r.find_drugs("Lyrcia, 75 twice a day")
+    assert top.drug_id == "pregabalin" and top.how.startswith("fuzzy 'lyrcia'→'lyrica'")
+    if "lyrics" in _english_words():
+        assert r.find_drugs("song lyrics") == []  # an English word is never a slip for a name
 
 
 def test_brand_resolves_to_generic(retriever):

@@ -16,12 +16,14 @@ A failed tool call is counted (``distill_failure``) and the raw consultation is 
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from medground.llm.base import LLM
+from medground.llm.base import LLM, ChatRequest
+from medground.llm.scoring import label_logprobs
 from medground.llm.structured import SEARCH_ENGINE, call_tool
 from medground.pipelines import prompts
 from medground.pipelines.base import (
@@ -216,7 +218,8 @@ class DrugRagPipeline:
 
             typer = load_consult_typer()
             self._reader = ConsultReader(self.engine.retriever("drugs").retriever, typer, typer.embedder,
-                                         self.settings.reply, verifier=self.verify_entries)
+                                         self.settings.reply, verifier=self.verify_entries,
+                                         item_checker=self.check_items)
         return self._reader
 
     def verify_entries(self, dialogue: str, entries: list[Citation]) -> dict[int, float]:
@@ -225,9 +228,22 @@ class DrugRagPipeline:
         support, _ = passage_support(self.llm, evidence, "drug_support", dialogue=dialogue)
         return {int(k): p for k, p in support.probs.items() if k != "0"}
 
+    def check_items(self, said: str, items: list[str]) -> list[float]:
+        """P(yes) for "does the patient describe <item>?", one forward pass an item; the patient's
+        words come first, so the items share a cached prompt prefix. No yes/no among the top
+        tokens counts as 0 (not affirmed)."""
+        requests = [ChatRequest(messages=prompts.messages("item_check", said=said, item=item), max_tokens=1,
+                                temperature=0.0, top_logprobs=20) for item in items]
+        out = []
+        for r in self.llm.chat_many(requests):
+            found = label_logprobs(r.first_top, ["yes", "no"], case_sensitive=False)
+            yes, no = (math.exp(found.get(k, -math.inf)) for k in ("yes", "no"))
+            out.append(yes / (yes + no) if found else 0.0)
+        return out
+
     def reply_to(self, dialogue: str, candidates: list[str], meta: dict, tally: Tally) -> Answer:
         """The reply mode: no subject drug → the unknown-drug message or a question back."""
-        from medground.retrieve.drug_subject import user_turns
+        from medground.retrieve.drug_subject import co_named, user_turns
 
         turns = user_turns(dialogue) or [dialogue]
         if not candidates:
@@ -237,9 +253,8 @@ class DrugRagPipeline:
                 return unknown
         reader = self.consult_reader()
         subject = candidates[0] if candidates else None
-        named = reader.drugs.find_drugs(turns[-1])
-        # Two drugs named in the question: it is about taking them together.
-        others = [m.drug_id for m in named if m.drug_id != subject] if len(named) >= 2 else []
+        # Another drug named in the question: it is about taking them together.
+        others = co_named(reader.drugs, turns, subject)
         with tally.stage("read"):
             r = reader.reply(turns, subject, others)
         ranked = [{"drug": c.drug.drug_id, "type": c.attribute.type.value, "p_type": round(c.p_type, 4),

@@ -38,6 +38,11 @@ A = AttributeType
 # Entries that list things (one item a line): a question about one thing is answered by the item.
 LIST_TYPES = frozenset({A.ADVERSE_REACTIONS, A.INTERACTIONS, A.CONTRAINDICATIONS, A.WARNINGS,
                         A.BOXED_WARNING, A.INDICATIONS, A.THERAPEUTIC_EFFECTS})
+# Entries whose items are conditions and effects, the patient's lay words for which MiniLM misses.
+# Not interactions (drug names: matched by name, generic and class, which the check cannot see
+# when the other drug was named turns earlier) nor indications (what the patient mentions in
+# passing, "for my hair loss", is not what they ask).
+CHECKED_TYPES = frozenset({A.ADVERSE_REACTIONS, A.CONTRAINDICATIONS, A.WARNINGS, A.BOXED_WARNING})
 PHRASE = {A.ADVERSE_REACTIONS: "side effects (adverse reactions)", A.INTERACTIONS: "interactions",
           A.CONTRAINDICATIONS: "contraindications (when it should not be used)",
           A.WARNINGS: "warnings and precautions", A.BOXED_WARNING: "boxed warning", A.DOSAGE: "dosage",
@@ -78,6 +83,14 @@ class ConsultReplySettings(BaseModel):
     lexical_match: float = Field(0.9, ge=0.0, le=1.0)
     rare_share: float = Field(0.005, gt=0.0, le=1.0)
     max_listed: int = Field(12, ge=1, description="an entry with more items is quoted by its closest lines, not listed")
+    # The LLM as a judge of meaning for the closest items: "does the patient describe <item>?"
+    # (one token, yes/no log-probabilities). MiniLM puts "loose stools" at 0.35 from "diarrhea";
+    # the LLM knows they are one thing. An item it affirms (P(yes) > P(no)) counts as matched at
+    # P(yes); one it denies earns nothing. 0: no LLM call.
+    item_check: int = Field(0, ge=0, description="closest list items the LLM checks against the patient's words")
+    item_check_floor: float = Field(0.3, ge=0.0, le=1.0,
+                                    description="items less similar than this are never checked")
+    item_check_chars: int = Field(400, ge=40, description="characters of the patient's last turn the check reads")
 
 
 @dataclass(slots=True)
@@ -95,6 +108,7 @@ class EntryChoice:
     items: list[ItemMatch]  # best first
     score: float
     p_verify: float | None = None  # the LLM verifier's P(this entry answers), when it was asked
+    checked: dict[str, float] = field(default_factory=dict)  # item -> the LLM's P(yes), items it checked
 
     @property
     def best(self) -> ItemMatch | None:
@@ -128,6 +142,27 @@ def split_items(text: str) -> list[str]:
 
     sentences = [s.strip() for s in split_sentences(text) if s.strip()]
     return sentences or [text.strip()]
+
+
+def with_parts(items: Sequence[str]) -> list[str]:
+    """Items, each followed by its parts when it names several things at once: "Nausea/vomiting/
+    diarrhea" is three effects, and a patient's "loose stools" should meet "diarrhea" alone, not
+    a blend of four. Doses ("25/100 mg") and long lines stay whole."""
+    out: list[str] = []
+    for item in items:
+        out.append(item)
+        if "/" in item and not re.search(r"\d", item) and len(item.split()) <= 8:
+            parts = [p.strip() for p in item.split("/")]
+            if all(len(_WORD.findall(p)) and len(p) >= 3 for p in parts):
+                out += parts
+    return list(dict.fromkeys(out))
+
+
+def distinct(matches: Sequence[ItemMatch]) -> list[ItemMatch]:
+    """Matched items without an item whose matched part is also there: "diarrhea" says it,
+    "Nausea/vomiting/diarrhea/flatulence" beside it only repeats it."""
+    texts = {m.text for m in matches}
+    return [m for m in matches if not ("/" in m.text and any(p.strip() in texts for p in m.text.split("/")))]
 
 
 @lru_cache(maxsize=1)
@@ -202,13 +237,16 @@ class ConsultReader:
     """Chooses the entry and writes the reply for one consultation."""
 
     def __init__(self, drugs, typer, embedder, settings: ConsultReplySettings | None = None,
-                 verifier: Callable[[str, list[Citation]], dict[int, float]] | None = None):
+                 verifier: Callable[[str, list[Citation]], dict[int, float]] | None = None,
+                 item_checker: Callable[[str, list[str]], list[float]] | None = None):
         self.drugs = drugs  # retrieve.drugs.DrugRetriever
         self.typer = typer  # reading.consult_typer.ConsultTyper
         self.embedder = embedder
         self.settings = settings or ConsultReplySettings()
         # (dialogue, numbered entries) -> {number: P(that entry answers)}; the pipeline's LLM pass
         self.verifier = verifier
+        # (the patient's words, items) -> P(the patient describes each item); the pipeline's LLM
+        self.item_checker = item_checker
         self._item_vectors: dict[str, tuple[list[list[str]], list[np.ndarray]]] = {}
         self._entry_df: dict[str, int] | None = None  # word -> entries holding it
 
@@ -224,7 +262,8 @@ class ConsultReader:
             s = self.settings
             glossary = load_glossary() if self.settings.lay_glosses else {}
             # A label section can list hundreds of lines; its first ones carry its gist.
-            items = [list(dict.fromkeys(split_items(a.text)))[: s.max_entry_items] for a in self.entries(drug_id)]
+            items = [with_parts(list(dict.fromkeys(split_items(a.text)))[: s.max_entry_items])
+                     for a in self.entries(drug_id)]
             flat = [i for its in items for i in its]
             glosses = {j: g for j, i in enumerate(flat) if (g := gloss(i, glossary))}
             texts = flat + [f"{flat[j]}: {g}" for j, g in glosses.items()]
@@ -316,6 +355,25 @@ class ConsultReader:
         choices.sort(key=lambda c: (-c.score, -(c.best.similarity if c.best else 0.0)))
         return choices, p_none, p_type
 
+    def check_items(self, question: str, choice: EntryChoice) -> None:
+        """The LLM checks the chosen list entry's ``item_check`` closest short items against the
+        patient's last turn: an affirmed item's similarity becomes its P(yes), a denied one's 0. It decides which items the reply names, never which entry: asked
+        across entries it affirms what the patient mentions in passing ("for my hair loss" →
+        the indication), not what they ask about."""
+        s = self.settings
+        if (not s.item_check or self.item_checker is None or not question.strip()
+                or choice.attribute.type not in CHECKED_TYPES):
+            return
+        # a label section's long lines are quoted by closeness, not matched as one thing
+        short = [m for m in choice.items if m.similarity >= s.item_check_floor and len(m.text) <= 80]
+        ask = short[: s.item_check]
+        if not ask:
+            return
+        for m, p in zip(ask, self.item_checker(question[: s.item_check_chars], [m.text for m in ask])):
+            choice.checked[m.text] = p
+            m.similarity = p if p > 0.5 else 0.0
+        choice.items.sort(key=lambda m: -m.similarity)
+
     def verify(self, turns: Sequence[str], choices: list[EntryChoice]) -> None:
         """Ask the verifier about the best ``verify_candidates`` entries; set their ``p_verify``."""
         if self.verifier is None or not choices:
@@ -352,7 +410,8 @@ class ConsultReader:
             text = f"The medicine database has no entries for {name}."
             return Reply("insufficient_evidence", text, [], text, p_none=p_none, reason="no entries")
         best = choices[0]
-        matched = [m for m in best.items if m.similarity >= s.match_at][: s.max_items]  # items are unique
+        self.check_items(turns[-1] if turns else "", best)
+        matched = distinct([m for m in best.items if m.similarity >= s.match_at])[: s.max_items]
         held = {c.attribute.type for c in choices if c.drug is drug}
         top_type = max(p_type, key=p_type.get) if p_type else None
         if not matched and (p_none >= s.none_above or (top_type is not None and top_type not in held
@@ -404,7 +463,9 @@ class ConsultReader:
             verb = "is" if len(items) == 1 else "are"
             if t is A.ADVERSE_REACTIONS:
                 # "Yes" only when the question is a yes/no question about side effects.
-                asks_side_effects = bool(p_type) and max(p_type, key=p_type.get) is A.ADVERSE_REACTIONS
+                # or when the LLM affirmed that what the patient describes is the item named.
+                asks_side_effects = ((bool(p_type) and max(p_type, key=p_type.get) is A.ADVERSE_REACTIONS)
+                                     or any(best.checked.get(i, 0.0) > 0.5 for i in items))
                 lead = "Yes \u2014 " if is_yes_no(turn) and asks_side_effects else ""
                 return f"{lead}{listed} {verb} listed among {drug}'s {PHRASE[t]} [1].", items
             if t is A.INTERACTIONS:

@@ -25,9 +25,10 @@ from medground.retrieve.drugs import DrugRetriever
 
 _OWN = re.compile(r"\b(my|i take|i'm taking|i am taking|i'm on|i am on|i('ve| have) been (taking|on)|"
                   r"started (me )?on|prescribed( me)?|gave me|taking)\W+(\w+\W+){0,2}$")
-# Someone else's medicine: "my husband takes X", "my sister said X is safer".
+# Someone else's medicine: "my husband takes X", "my sister said X is safer" — until the patient
+# speaks of themself again ("my wife is on X, but I take Y": Y is the patient's).
 _THIRD = re.compile(r"\b(husband|wife|partner|sister|brother|mother|mom|father|dad|son|daughter|friend|"
-                    r"neighbou?r|aunt|uncle|grand\w+|he|she|they)\b[^.?!]{0,30}$")
+                    r"neighbou?r|aunt|uncle|grand\w+|he|she|they)\b(?:(?!\b(?:i|i'm|me|my)\b)[^.?!]){0,30}$")
 _LEFT = re.compile(r"\b(used to (take|be on)|stopped( taking)?|switched (me )?(off|from)|no longer (take|on)|"
                    r"instead of|quit|came off|weaned off)\W+(\w+\W+){0,2}$")
 
@@ -94,6 +95,20 @@ def resolve_subjects(retriever: DrugRetriever, turns: list[str]) -> list[Subject
                 keys[combo.drug_id] = (top[0] - 0.1, *top[1:])
                 combo.score = -keys[combo.drug_id][0]
     return sorted(best.values(), key=lambda s: keys[s.drug_id])
+
+
+def co_named(retriever: DrugRetriever, turns: list[str], subject_id: str | None) -> list[str]:
+    """Other drugs the question is about together with the subject: those named in the last turn
+    as the patient's own or the question's, never a relative's or one the patient stopped ("my
+    wife is on warfarin, but I take Pradaxa … do I take it now?" is about Pradaxa alone)."""
+    if not turns or subject_id is None:
+        return []
+    last = len(turns) - 1
+    out: list[str] = []
+    for m in mentions(retriever, turns):
+        if m.turn == last and m.drug_id != subject_id and not (m.third_party or m.left) and m.drug_id not in out:
+            out.append(m.drug_id)
+    return out
 
 
 _SPEAKER = re.compile(r"^\s*(patient|user|患者|用户|pharmacist|assistant|doctor|药师|医生)\s*[:：]\s*", re.IGNORECASE)

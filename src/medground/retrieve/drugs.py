@@ -23,6 +23,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from rapidfuzz import fuzz, process
+from rapidfuzz.distance import OSA
 
 from medground.corpus.drugs import AttributeType, Drug, DrugAttribute, normalize_name
 from medground.index.drugstore import DrugStore
@@ -239,8 +240,14 @@ class DrugRetriever:
                     continue
                 # Misspellings keep the first letter ("ibuprofin", "gabbentine"); a word that only
                 # resembles a name's tail is an ordinary word ("inject" is not "Twinject").
-                best = process.extractOne(span, self.fuzzy_by_initial.get(span[0], []), scorer=fuzz.ratio,
-                                          score_cutoff=self.settings.fuzzy_cutoff)
+                pool = self.fuzzy_by_initial.get(span[0], [])
+                best = process.extractOne(span, pool, scorer=fuzz.ratio, score_cutoff=self.settings.fuzzy_cutoff)
+                if not best and len(span) >= 6 and not _english_word(span):
+                    # One slip of the finger: two letters swapped ("lyrcia") or one wrong, missing
+                    # or extra — the ratio punishes a swap in a short name below the cutoff.
+                    slip = process.extractOne(span, pool, scorer=OSA.distance, score_cutoff=1)
+                    if slip:
+                        best = (slip[0], 100.0 * (1 - 1 / max(len(span), len(slip[0]))), slip[2])
                 if best:
                     name, ratio, _ = best
                     for drug_id, kind in self.names[name]:
