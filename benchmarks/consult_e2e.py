@@ -422,6 +422,15 @@ def table_cmd(args) -> None:
             print(f"| {section} | {name} | {m['n']} | {cell(m['cites_drug'])} | {cell(m['cites_drug_attribute'])} | "
                   f"{cell(m['rubric_pass'])} | {cell(m['wrong_abstention'])} | {cell(m['right_abstention'])} | "
                   f"{m['seconds_p50']} / {m['seconds_p95']} |")
+    labelled = [(sec, data[sec]["sets"]["written"]) for sec in args.sections.split(",")
+                if data[sec]["sets"].get("written", {}).get("rubric_labelled")]
+    if labelled:
+        print("\nWritten set against the blind labels (benchmarks/data/consult_written.md):\n")
+        print("| config | cites an answering entry | names an answering item | yes/no agrees | rubric (labelled) |")
+        print("|---|---|---|---|---|")
+        for sec, m in labelled:
+            print(f"| {sec} | {cell(m['cites_answering_entry'])} | {cell(m['names_answering_item'])} | "
+                  f"{cell(m['yes_no_agrees_labelled'])} | {cell(m['rubric_labelled'])} |")
 
 
 def sheet_cmd(args) -> None:
@@ -430,7 +439,7 @@ def sheet_cmd(args) -> None:
     holds no reply of any reader, so whoever labels it never sees what the system said."""
     from medground.corpus.drugs import normalize_name
     from medground.index.drugstore import DrugStore
-    from medground.reading.consult import split_items
+    from medground.reading.consult_text import split_items
     from medground.retrieve.drugs import DrugRetriever
 
     store = DrugStore()

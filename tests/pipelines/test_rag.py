@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from medground.pipelines.base import ReaderSettings
@@ -211,3 +213,44 @@ def test_the_entity_check_reads_whole_passages_with_their_headings(tiny_chunks, 
     # "Infections" is only the chapter of the passage found: a heading counts as mentioning it
     assert (ans.outcome == "insufficient_evidence") is fires
     assert ans.metadata.get("entity_missing") == ([named] if fires else None)
+
+
+class ClaimJudgingLLM(ScriptedLLM):
+    """Writes ``answer``; as the claim judge says yes with probability ``p_yes``."""
+
+    def __init__(self, answer: str, p_yes: float):
+        super().__init__(lambda u, k: answer)
+        self.p_yes = p_yes
+
+    def chat(self, messages, **kwargs):
+        from medground.llm.base import ChatResult, TokenLogprob
+
+        user = messages[-1]["content"]
+        if "Claim:" not in user:
+            return super().chat(messages, **kwargs)
+        self.calls.append({"user": user, **kwargs})
+        top = sorted([("yes", math.log(self.p_yes)), ("no", math.log(1 - self.p_yes))], key=lambda kv: -kv[1])
+        return ChatResult(text=top[0][0], prompt_tokens=1, completion_tokens=1,
+                          logprobs=[TokenLogprob(top[0][0], top[0][1], top)])
+
+
+@pytest.mark.parametrize("check, p_yes, kept", [
+    ("lexical", 0.9, False),  # "B6" is not a word of the passage: the lexical check drops a true claim
+    ("llm", 0.9, True),       # the judge reads "pyridoxine" as vitamin B6
+    ("llm", 0.2, False),
+])
+def test_the_llm_claim_judge_decides_the_first_claim(tiny_chunks, check, p_yes, kept):
+    from medground.pipelines.base import Tally, free_text_answer
+
+    q = Question(qid="b6", dataset="unit", question="What vitamin prevents neuropathy on isoniazid?")
+    evidence = _engine(tiny_chunks).evidence("isoniazid neuropathy pyridoxine")
+    llm = ClaimJudgingLLM("Give vitamin B6 supplements [1].", p_yes)
+    ans = free_text_answer(llm, q, evidence, ReaderSettings(freetext_answer="checked", freetext_claim_check=check),
+                           Tally())
+    judged = [c for c in llm.calls if "Claim:" in c["user"]]
+    assert len(judged) == (1 if check == "llm" else 0)
+    if judged:
+        assert "Claim: Give vitamin B6 supplements." in judged[0]["user"]  # without its citation mark
+        assert ans.metadata["first_claim_judged"]["supported"] is kept
+    assert ans.text.startswith("Give vitamin B6 supplements [1]") is kept
+    assert ans.outcome == "answered" and (kept or ans.metadata.get("extractive"))

@@ -7,7 +7,8 @@ import pytest
 from medground.corpus.drugs import AttributeType as A
 from medground.corpus.drugs import Drug, DrugAttribute, DrugCatalog
 from medground.index.drugstore import DrugStore
-from medground.reading.consult import ConsultReader, content_phrases, is_yes_no, split_items
+from medground.reading.consult import ConsultReader
+from medground.reading.consult_text import content_phrases, is_yes_no, split_items
 from medground.reading.splits import medication_qa_split, split_of
 from medground.retrieve.drugs import DrugRetriever
 
@@ -117,7 +118,7 @@ def test_fit_picks_the_grid_point_that_gets_the_dev_examples_right(reader):
 
 
 def test_an_item_naming_several_things_is_matched_by_its_parts():
-    from medground.reading.consult import with_parts
+    from medground.reading.consult_text import with_parts
 
     assert with_parts(["Nausea/vomiting/diarrhea", "Cough"]) == ["Nausea/vomiting/diarrhea", "Nausea", "vomiting",
                                                                  "diarrhea", "Cough"]
@@ -154,3 +155,11 @@ def test_a_matched_part_stands_for_the_item_it_came_from():
     got = distinct([ItemMatch("diarrhea", 0.9, "loose stools"), ItemMatch("Nausea/vomiting/diarrhea", 0.8, "x"),
                     ItemMatch("Arthralgia/myalgia", 0.7, "y")])
     assert [m.text for m in got] == ["diarrhea", "Arthralgia/myalgia"]
+
+
+def test_a_question_about_an_entry_the_drug_lacks_is_not_answered_with_another(reader):
+    """Ibuprofen has only a dosage entry here: an ache it might cause is not answered with its dose."""
+    r = reader.reply(["I've taken Advil every day for a month and now my stomach burns. Could the pills do that?"],
+                     "ibuprofen")
+    assert r.outcome == "insufficient_evidence" and "side effects" in r.text and "dosage" in r.text
+    assert reader.reply(["How much Advil can I take for a headache?"], "ibuprofen").citations[0].section == "dosage"

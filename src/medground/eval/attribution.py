@@ -21,49 +21,19 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
 
-from medground.llm.base import LLM
-from medground.llm.scoring import yes_probability
-from medground.pipelines import prompts
-from medground.pipelines.support import _CITATION, _answer_sentences, cited_numbers
+from medground.pipelines.claims import (  # noqa: F401 - the judges are this module's vocabulary too
+    LEXICAL_THRESHOLD,
+    LLM_THRESHOLD,
+    ClaimJudge,
+    LexicalClaimJudge,
+    LLMClaimJudge,
+)
+from medground.pipelines.support import answer_sentences, cited_numbers, without_citations
 
 # A quote line (reading/reply.py): "Label: “source words” [n]", or the closest-passage reply
 # "… the closest is Label [n]: “…”". Source words, not the answer's claims.
 _QUOTED = re.compile(r"(?:[^.!?\[\]\u201c\u201d]*(?:\[\d+\])?:\s*)?\u201c[^\u201d]*\u201d(?:\s*\[\d+\])?")
-
-
-class ClaimJudge(Protocol):
-    name: str
-
-    def p_supported(self, claim: str, passage: str) -> float | None: ...
-
-
-class LLMClaimJudge:
-    """P(yes) from one forward pass of the ``claim_support`` prompt (None: neither yes nor no)."""
-
-    name = "llm"
-
-    def __init__(self, llm: LLM):
-        self.llm = llm
-
-    def p_supported(self, claim: str, passage: str) -> float | None:
-        result = self.llm.chat(prompts.messages("claim_support", passage=passage, claim=claim), max_tokens=1,
-                               temperature=0.0, top_logprobs=20)
-        return yes_probability(result)
-
-
-class LexicalClaimJudge:
-    """The share of the claim's content terms (stemmed, stop words dropped) in the passage."""
-
-    name = "lexical"
-
-    def p_supported(self, claim: str, passage: str) -> float | None:
-        from medground.index.text import text_tokenizer
-
-        tok = text_tokenizer()
-        want = set(tok.tokenize(claim))
-        return None if not want else len(want & set(tok.tokenize(passage))) / len(want)
 
 
 @dataclass(slots=True)
@@ -80,9 +50,9 @@ def split_claims(answer: str) -> list[Claim]:
 
     tok = text_tokenizer()
     claims: list[Claim] = []
-    for sentence in _answer_sentences(_QUOTED.sub(" ", answer)):
+    for sentence in answer_sentences(_QUOTED.sub(" ", answer)):
         numbers = cited_numbers(sentence)
-        text = re.sub(r"\s+([.,;:!?])", r"\1", " ".join(_CITATION.sub(" ", sentence).split())).strip(" :;")
+        text = without_citations(sentence)
         words = tok.tokenize(text)
         if len(words) < 2:  # "[2]." or a quoted line's label: no claim of its own
             if claims and numbers:
@@ -158,8 +128,6 @@ def mean(values: Sequence[float | None]) -> float | None:
 
 
 ATTRIBUTION = "attribution.json"
-LEXICAL_THRESHOLD = 0.7  # the share of content terms the reader's own support check asks for
-LLM_THRESHOLD = 0.6033  # fitted on the labelled claims' dev half (benchmarks/attribution.py; reader.json attribution_judge)
 
 
 def free_text_answers(records: Sequence[dict]) -> list[dict]:

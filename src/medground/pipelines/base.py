@@ -20,6 +20,7 @@ from medground.llm.scoring import (
     weigh_prior,
 )
 from medground.pipelines import prompts
+from medground.pipelines.claims import LLM_THRESHOLD
 from medground.pipelines.support import cited_numbers
 from medground.retrieve.engine import RetrievalEngine
 from medground.schema import Answer, Citation, Evidence, Query, Question
@@ -86,6 +87,14 @@ class ReaderSettings(BaseModel):
     # is in at most this share of the corpus's chunks must be named by the passages the answer
     # rests on, else the reader says what they are about instead. None = no check.
     freetext_entity_max_df: float | None = Field(None, gt=0.0, le=1.0)
+    # "checked" answers: who decides whether the first claim (the answer) is stated by the
+    # passages it cites. "lexical": the share of its content terms found there, the question's
+    # own words excused — blind to synonyms ("pyridoxine" for "vitamin B6") and fooled by a claim
+    # about another drug that reuses the question's words. "llm": the claim judge of the eval lab
+    # (pipelines/claims.py, P(yes) ≥ ``freetext_claim_threshold``), one more forward pass; the
+    # other sentences keep the lexical check.
+    freetext_claim_check: Literal["lexical", "llm"] = "lexical"
+    freetext_claim_threshold: float = Field(LLM_THRESHOLD, ge=0.0, le=1.0)
 
 
 @dataclass
@@ -242,6 +251,33 @@ def with_support_quote(answer: str, passage: Citation, *, exclude: str, budget: 
     return answer_with_quote(answer, passage.label, passage.number, quote)
 
 
+def judge_first_claim(llm: LLM, text: str, question: str, cited: Sequence[Citation], kept: list[str],
+                      dropped: list[str], settings: ReaderSettings, tally: Tally, meta: dict
+                      ) -> tuple[list[str], list[str]]:
+    """The LLM claim judge decides the first claim's fate against the passages it cites (all the
+    cited ones when it cites none itself); the other sentences keep the lexical verdict."""
+    from medground.pipelines import support as sup
+    from medground.pipelines.claims import LLMClaimJudge
+
+    first = sup.first_claim(text, exclude=[question])
+    if first is None:
+        return kept, dropped
+    own = set(cited_numbers(first))
+    passages = [c for c in cited if c.number in own] or list(cited)
+    claim = sup.without_citations(first)
+    with tally.stage("claim_check"):
+        p = LLMClaimJudge(llm).p_supported(claim, "\n\n".join(f"{c.label}\n{c.text}" for c in passages))
+    tally.tokens["llm_calls"] += 1
+    supported = p is not None and p >= settings.freetext_claim_threshold
+    meta["first_claim_judged"] = {"p": None if p is None else round(p, 4), "supported": supported,
+                                  "lexical": first in kept}
+    if supported and first in dropped:
+        return [first, *kept], [d for d in dropped if d != first]
+    if not supported and first in kept:
+        return [k for k in kept if k != first], [first, *dropped]
+    return kept, dropped
+
+
 def free_text_answer(llm: LLM, question: Question, evidence: Evidence, settings: ReaderSettings,
                      tally: Tally, *, count_tokens: Callable[[str], int] | None = None,
                      absent_entities: Callable[[Sequence[Citation]], list[str]] | None = None,
@@ -323,6 +359,8 @@ def _free_text_answer(llm: LLM, question: Question, evidence: Evidence, settings
         # what the reader saw of each passage: its heading (book / chapter / section) and text
         kept, dropped = sup.split_supported(text, " ".join(f"{c.label} {c.text}" for c in cited), exclude=[q],
                                             clauses=True)
+        if settings.freetext_claim_check == "llm":
+            kept, dropped = judge_first_claim(llm, text, q, cited, kept, dropped, settings, tally, meta)
         meta["generated_supported"] = not dropped
         if dropped:
             meta["dropped_sentences"] = dropped

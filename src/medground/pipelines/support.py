@@ -25,12 +25,12 @@ from medground.llm.scoring import scores_from_result
 from medground.pipelines import prompts
 from medground.schema import Citation, Evidence
 
-_CITATION = re.compile(r"\[\d+(?:\s*[,;]\s*\d+)*\]")
+CITATION_MARK = re.compile(r"\[\d+(?:\s*[,;]\s*\d+)*\]")
 
 
 def cited_numbers(text: str) -> list[int]:
     """The passage numbers a text cites, in first-mention order: [1], [2][3], [1, 4]."""
-    return list(dict.fromkeys(int(n) for c in _CITATION.findall(text) for n in re.findall(r"\d+", c)))
+    return list(dict.fromkeys(int(n) for c in CITATION_MARK.findall(text) for n in re.findall(r"\d+", c)))
 
 # Words that frame an answer rather than claim anything ("the passage says patients may ...").
 FRAMING = ("include includes including common commonly may can could cause causes listed list record entry "
@@ -88,7 +88,7 @@ def passage_support(llm: LLM, evidence: Evidence, prompt: str, **values: str) ->
 _CLAUSE_BREAK = re.compile(r",\s+(?=which\s)")
 
 
-def _answer_sentences(answer: str) -> list[str]:
+def answer_sentences(answer: str) -> list[str]:
     """The answer's sentences, stripped, as every claim check splits them (quotation marks blanked)."""
     from medground.corpus.sentences import split_sentences
 
@@ -115,13 +115,13 @@ def split_supported(answer: str, source_text: str, *, exclude: Sequence[str] = (
     ignore = {t for text in (*exclude, FRAMING) for t in tok.tokenize(text)}
 
     def content(text: str) -> list[str]:
-        return [t for t in tok.tokenize(_CITATION.sub(" ", text)) if t not in ignore]
+        return [t for t in tok.tokenize(CITATION_MARK.sub(" ", text)) if t not in ignore]
 
     def supported(terms: list[str]) -> bool:
         return not terms or sum(t in source for t in terms) / len(terms) >= min_share
 
     kept, dropped = [], []
-    for sentence in _answer_sentences(answer):
+    for sentence in answer_sentences(answer):
         if supported(content(sentence)):
             kept.append(sentence)
             continue
@@ -148,10 +148,15 @@ def _leading_clauses(sentence: str, content, supported) -> tuple[str, str] | Non
     return None
 
 
+def without_citations(sentence: str) -> str:
+    """The sentence as a claim: its [n] marks gone, with no space left before punctuation."""
+    return re.sub(r"\s+([.,;:!?])", r"\1", " ".join(CITATION_MARK.sub(" ", sentence).split())).strip(" :;")
+
+
 def first_claim(answer: str, *, exclude: Sequence[str] = ()) -> str | None:
     """The answer's first sentence that makes a claim (as ``split_supported`` splits and strips
     it): what a generated answer says first is its answer, what follows supports it."""
-    return next((s for s in _answer_sentences(answer) if makes_claim(s, exclude=exclude)), None)
+    return next((s for s in answer_sentences(answer) if makes_claim(s, exclude=exclude)), None)
 
 
 # All a citation-only sentence may say ("This is supported by passage [3].", "See [2].").
@@ -166,8 +171,8 @@ def fold_citations(sentences: Sequence[str]) -> list[str]:
     citing words fold: "It is not recommended in pregnancy [2]." says something and stays."""
     out: list[str] = []
     for sentence in sentences:
-        cites = _CITATION.findall(sentence)
-        words = re.findall(r"[a-z]+", _CITATION.sub(" ", sentence).lower())
+        cites = CITATION_MARK.findall(sentence)
+        words = re.findall(r"[a-z]+", CITATION_MARK.sub(" ", sentence).lower())
         if out and cites and all(w in _CITING_WORDS for w in words):
             head = out[-1].rstrip()
             stop = head[-1] if head and head[-1] in ".!?" else ""
@@ -214,7 +219,7 @@ def drop_restatements(sentences: Sequence[str], *, question: str = "",
     for sentence in sentences:
         m = _RESTATES.search(sentence)
         head = sentence[:m.start()].rstrip(" ,") if m else ""
-        words = re.findall(r"[a-z]+", _CITATION.sub(" ", head).lower())
+        words = re.findall(r"[a-z]+", CITATION_MARK.sub(" ", head).lower())
         if claim is not None and m and head.endswith("]") and _JUSTIFYING & set(words) \
                 and all(w in _CITING_WORDS for w in words):
             clause = sentence[m.start():].lstrip(" ,:")

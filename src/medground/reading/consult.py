@@ -20,16 +20,24 @@ The weights are settings, fitted on development sets only (benchmarks/consult_e2
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from medground.corpus.drug_audit import local_route
 from medground.corpus.drugs import AttributeType, Drug, DrugAttribute
+from medground.reading.consult_text import (
+    WORD,
+    content_phrases,
+    is_yes_no,
+    join_items,
+    opening,
+    split_items,
+    stop_words,
+    with_parts,
+)
 from medground.reading.reply import quote_line
 from medground.schema import Citation
 
@@ -49,13 +57,6 @@ PHRASE = {A.ADVERSE_REACTIONS: "side effects (adverse reactions)", A.INTERACTION
           A.INDICATIONS: "uses (indications)", A.MECHANISM: "mechanism of action", A.DRUG_CLASS: "drug class",
           A.THERAPEUTIC_EFFECTS: "therapeutic effects", A.STORAGE: "storage",
           A.SPECIAL_POPULATIONS: "use in special populations"}
-# Closed-class words that open a yes/no question (grammar, not a list fitted to any set).
-_AUXILIARIES = frozenset("am is are was were do does did can could will would shall should may might must "
-                         "has have had".split())
-_WH = frozenset("what which who whom whose when where why how".split())
-_WORD = re.compile(r"[A-Za-z][A-Za-z'\-]*")
-
-
 class ConsultReplySettings(BaseModel):
     """Defaults fitted on the development sets (benchmarks/consult_e2e.py fit → consult.json e2e_fit)."""
 
@@ -64,7 +65,10 @@ class ConsultReplySettings(BaseModel):
     item_weight: float = Field(4.0, ge=0.0, description="weight of the best item match against log P(type)")
     item_floor: float = Field(0.3, ge=0.0, le=1.0, description="item similarity below which it earns nothing")
     match_at: float = Field(0.65, ge=0.0, le=1.0, description="similarity at which an item is what was asked")
-    none_above: float = Field(0.3, ge=0.0, le=1.0, description="P(no entry answers) above which to abstain")
+    none_above: float = Field(0.4, ge=0.0, le=1.0, description="P(no entry answers) above which to abstain")
+    elsewhere_above: float = Field(0.6, ge=0.0, le=1.01,
+                                   description="abstain when the top type is one the drug lacks and the types it "
+                                               "lacks hold this much probability (1.01: never)")
     max_items: int = Field(3, ge=1)
     earlier_turn_weight: float = Field(0.8, ge=0.0, le=1.0,
                                        description="similarity factor for phrases of earlier patient turns")
@@ -129,77 +133,11 @@ class Reply:
     reason: str = ""
 
 
-def split_items(text: str) -> list[str]:
-    """An entry's items: its lines, or its sentences when it is one paragraph of prose."""
-    lines = [ln.strip(" •-\t") for ln in text.splitlines() if ln.strip(" •-\t")]
-    if len(lines) > 1:
-        return lines
-    parts = [x.strip() for x in re.split(r"[,;]\s+", text.strip().rstrip("."))]
-    if (len(parts) >= 3 and "." not in text.strip().rstrip(".") and not re.search(r"\d", text)
-            and all(len(x.split()) <= 5 for x in parts)):
-        return parts  # "Dyspepsia, GI bleeding, rash": a list written on one line
-    from medground.corpus.sentences import split_sentences
-
-    sentences = [s.strip() for s in split_sentences(text) if s.strip()]
-    return sentences or [text.strip()]
-
-
-def with_parts(items: Sequence[str]) -> list[str]:
-    """Items, each followed by its parts when it names several things at once: "Nausea/vomiting/
-    diarrhea" is three effects, and a patient's "loose stools" should meet "diarrhea" alone, not
-    a blend of four. Doses ("25/100 mg") and long lines stay whole."""
-    out: list[str] = []
-    for item in items:
-        out.append(item)
-        if "/" in item and not re.search(r"\d", item) and len(item.split()) <= 8:
-            parts = [p.strip() for p in item.split("/")]
-            if all(len(_WORD.findall(p)) and len(p) >= 3 for p in parts):
-                out += parts
-    return list(dict.fromkeys(out))
-
-
 def distinct(matches: Sequence[ItemMatch]) -> list[ItemMatch]:
     """Matched items without an item whose matched part is also there: "diarrhea" says it,
     "Nausea/vomiting/diarrhea/flatulence" beside it only repeats it."""
     texts = {m.text for m in matches}
     return [m for m in matches if not ("/" in m.text and any(p.strip() in texts for p in m.text.split("/")))]
-
-
-@lru_cache(maxsize=1)
-def _stop_words() -> frozenset[str]:
-    from sklearn.feature_extraction.text import (
-        ENGLISH_STOP_WORDS,  # a general English list
-    )
-
-    return frozenset(ENGLISH_STOP_WORDS)
-
-
-def content_phrases(text: str, exclude: Sequence[str] = (), longest: int = 3) -> list[str]:
-    """Runs of 1..``longest`` content words (stop words and ``exclude`` names dropped)."""
-    drop = {w.lower() for name in exclude for w in _WORD.findall(name)}
-    stop = _stop_words()
-    out: list[str] = []
-    for clause in re.split(r"[.?!,;:()\n]", text):
-        words = [w for w in _WORD.findall(clause) if len(w) > 2 and w.lower() not in stop and w.lower() not in drop]
-        for n in range(1, longest + 1):
-            out += [" ".join(words[i:i + n]) for i in range(len(words) - n + 1)]
-    return list(dict.fromkeys(out))
-
-
-def is_yes_no(turn: str) -> bool:
-    """The patient's question (its last sentence with '?', else its last sentence) opens with an auxiliary."""
-    sentences = [s.strip() for s in re.split(r"(?<=[.?!])\s+", turn.strip()) if s.strip()]
-    asked = [s for s in sentences if s.endswith("?")] or sentences[-1:]
-    for s in reversed(asked):
-        words = _WORD.findall(s.lower())
-        # "So, can I ...", "And is it ...": an auxiliary among the first three words, before any
-        # wh-word ("What is it for?" is not a yes/no question)
-        for w in words[:3]:
-            if w in _WH:
-                break
-            if w in _AUXILIARIES:
-                return True
-    return False
 
 
 _ROUTE_WORDS = {"ophthalmic": "an eye (ophthalmic)", "otic": "an ear (otic)", "topical": "a skin (topical)",
@@ -211,26 +149,6 @@ def record_citation(drug: Drug, attribute: DrugAttribute, number: int = 1) -> Ci
     return Citation(number=number, chunk_id=f"{attribute.drug_id}:{attribute.type.value}", book="Medicine database",
                     chapter=drug.display_name, section=attribute.type.value, title=drug.display_name,
                     text=attribute.text, score=1.0, char_end=len(attribute.text))
-
-
-def _opening(text: str, limit: int) -> str:
-    """The opening sentences of ``text`` within ``limit`` characters (at least one sentence): a
-    verbatim part of the record, so the quote stays the record's own words."""
-    if len(text) <= limit:
-        return text
-    from medground.corpus.sentences import split_sentences
-
-    out = ""
-    for sentence in split_sentences(text):
-        if out and len(out) + 1 + len(sentence) > limit:
-            break
-        out = f"{out} {sentence}".strip() if out else sentence
-    return out if out and out in text else text[:limit].rsplit(" ", 1)[0]
-
-
-def _join(items: Sequence[str]) -> str:
-    items = [i.rstrip(".") for i in items]
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 class ConsultReader:
@@ -284,13 +202,13 @@ class ConsultReader:
         if self._entry_df is None:
             df: dict[str, int] = {}
             for a in self.drugs.attributes:
-                for w in {w.lower() for w in _WORD.findall(a.text)}:
+                for w in {w.lower() for w in WORD.findall(a.text)}:
                     df[w] = df.get(w, 0) + 1
             self._entry_df = df
         limit = self.settings.rare_share * max(1, len(self.drugs.attributes))
-        drop = {w.lower() for name in exclude for w in _WORD.findall(name)}
-        stop = _stop_words()
-        return {w for w in (w.lower() for w in _WORD.findall(text))
+        drop = {w.lower() for name in exclude for w in WORD.findall(name)}
+        stop = stop_words()
+        return {w for w in (w.lower() for w in WORD.findall(text))
                 if len(w) > 3 and w not in drop and w not in stop and 0 < self._entry_df.get(w, 0) < limit}
 
     @staticmethod
@@ -344,7 +262,7 @@ class ConsultReader:
                         matches.append(ItemMatch(item, float(sims[k, j]), phrases[j][0]))
                     if rare:
                         for m in matches:
-                            hit = rare & {w.lower() for w in _WORD.findall(m.text)}
+                            hit = rare & {w.lower() for w in WORD.findall(m.text)}
                             if hit and m.similarity < s.lexical_match:
                                 m.similarity, m.phrase = s.lexical_match, sorted(hit)[0]
                     matches.sort(key=lambda m: -m.similarity)
@@ -414,8 +332,11 @@ class ConsultReader:
         matched = distinct([m for m in best.items if m.similarity >= s.match_at])[: s.max_items]
         held = {c.attribute.type for c in choices if c.drug is drug}
         top_type = max(p_type, key=p_type.get) if p_type else None
+        # The question more likely asks about a kind of entry this drug does not have (statin
+        # aches, and the only entry is the dose) than about one it has: say so, do not quote the dose.
+        elsewhere = sum(p for t, p in p_type.items() if t not in held)
         if not matched and (p_none >= s.none_above or (top_type is not None and top_type not in held
-                                                       and p_type[top_type] >= 0.5)):
+                                                       and elsewhere >= s.elsewhere_above)):
             covers = ", ".join(sorted(PHRASE.get(t, t.value) for t in held))
             looked = ("that" if p_none >= s.none_above or top_type is None
                       else f"its {PHRASE.get(top_type, top_type.value)}")
@@ -459,7 +380,7 @@ class ConsultReader:
         # closest to the question, never the whole section.
         prose = len(all_items) > 1 and ("\n" not in text or len(all_items) > s.max_listed or len(text) > 600)
         if t in LIST_TYPES and items:
-            listed = _join(items)
+            listed = join_items(items)
             verb = "is" if len(items) == 1 else "are"
             if t is A.ADVERSE_REACTIONS:
                 # "Yes" only when the question is a yes/no question about side effects.
@@ -474,8 +395,8 @@ class ConsultReader:
                 return f"Caution \u2014 {listed} {verb} listed in {drug}'s {PHRASE[t]} [1].", items
             return f"{drug}'s {PHRASE[t]} include {listed} [1].", items
         if prose:
-            close = [_opening(m.text, s.quote_chars) for m in best.items[: s.prose_quote]] or \
-                [_opening(i, s.quote_chars) for i in all_items[: s.prose_quote]]
+            close = [opening(m.text, s.quote_chars) for m in best.items[: s.prose_quote]] or \
+                [opening(i, s.quote_chars) for i in all_items[: s.prose_quote]]
             return f"From {drug}'s {PHRASE.get(t, t.value)} [1], the lines closest to your question:", close
         if t in {A.ADVERSE_REACTIONS, A.INTERACTIONS, A.CONTRAINDICATIONS, A.WARNINGS} and is_yes_no(turn):
             near = best.best

@@ -37,10 +37,12 @@ class _Signals:
     top_type: AttributeType | None
     top_p: float
     held: set
+    p_elsewhere: float  # P(a type the subject drug has no entry of)
 
 
 GRID = {"item_weight": [1.0, 2.0, 4.0, 6.0, 8.0], "item_floor": [0.3, 0.4, 0.5],
-        "match_at": [0.45, 0.5, 0.55, 0.6, 0.65], "none_above": [0.3, 0.4, 0.5, 0.6, 0.7]}
+        "match_at": [0.45, 0.5, 0.55, 0.6, 0.65], "none_above": [0.3, 0.4, 0.5, 0.6, 0.7],
+        "elsewhere_above": [0.5, 0.6, 0.7, 0.8, 0.9, 1.01]}
 
 
 def signals(reader: ConsultReader, ex: FitExample, verify: bool = False) -> _Signals:
@@ -50,12 +52,13 @@ def signals(reader: ConsultReader, ex: FitExample, verify: bool = False) -> _Sig
     if verify and reader.verifier is not None and len(choices) > 1:
         reader.verify(ex.turns, choices)
     top = max(p_type, key=p_type.get) if p_type else None
+    held = {c.attribute.type for c in choices if c.drug.drug_id == ex.subject}
     return _Signals([c.drug.drug_id for c in choices], [c.attribute.type for c in choices],
                     np.array([c.p_type for c in choices]),
                     np.array([c.best.similarity if c.best else 0.0 for c in choices]),
                     np.array([c.p_verify or 0.0 for c in choices]) if verify else None, p_none, top,
                     p_type.get(top, 0.0) if top else 0.0,
-                    {c.attribute.type for c in choices if c.drug.drug_id == ex.subject})
+                    held, sum(p for t, p in p_type.items() if t not in held))
 
 
 def outcome(sig: _Signals, s: ConsultReplySettings) -> tuple[str | None, str | None, bool]:
@@ -68,7 +71,7 @@ def outcome(sig: _Signals, s: ConsultReplySettings) -> tuple[str | None, str | N
     i = int(np.argmax(score))
     matched = sig.best_sim[i] >= s.match_at
     abstain = not matched and (sig.p_none >= s.none_above or (sig.top_type is not None and sig.top_type not in sig.held
-                                                              and sig.top_p >= 0.5))
+                                                              and sig.p_elsewhere >= s.elsewhere_above))
     return sig.drugs[i], sig.types[i].value, abstain
 
 

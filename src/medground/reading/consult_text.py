@@ -1,0 +1,101 @@
+"""The words of a consultation and of a drug record: a record's items, the patient's content
+phrases, whether the question is a yes/no one, and the verbatim pieces a reply quotes. No model,
+no database: text in, text out."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+
+# Closed-class words that open a yes/no question (grammar, not a list fitted to any set).
+_AUXILIARIES = frozenset("am is are was were do does did can could will would shall should may might must "
+                         "has have had".split())
+_WH = frozenset("what which who whom whose when where why how".split())
+WORD = re.compile(r"[A-Za-z][A-Za-z'\-]*")
+
+
+def split_items(text: str) -> list[str]:
+    """An entry's items: its lines, or its sentences when it is one paragraph of prose."""
+    lines = [ln.strip(" •-\t") for ln in text.splitlines() if ln.strip(" •-\t")]
+    if len(lines) > 1:
+        return lines
+    parts = [x.strip() for x in re.split(r"[,;]\s+", text.strip().rstrip("."))]
+    if (len(parts) >= 3 and "." not in text.strip().rstrip(".") and not re.search(r"\d", text)
+            and all(len(x.split()) <= 5 for x in parts)):
+        return parts  # "Dyspepsia, GI bleeding, rash": a list written on one line
+    from medground.corpus.sentences import split_sentences
+
+    sentences = [s.strip() for s in split_sentences(text) if s.strip()]
+    return sentences or [text.strip()]
+
+
+def with_parts(items: Sequence[str]) -> list[str]:
+    """Items, each followed by its parts when it names several things at once: "Nausea/vomiting/
+    diarrhea" is three effects, and a patient's "loose stools" should meet "diarrhea" alone, not
+    a blend of four. Doses ("25/100 mg") and long lines stay whole."""
+    out: list[str] = []
+    for item in items:
+        out.append(item)
+        if "/" in item and not re.search(r"\d", item) and len(item.split()) <= 8:
+            parts = [p.strip() for p in item.split("/")]
+            if all(len(WORD.findall(p)) and len(p) >= 3 for p in parts):
+                out += parts
+    return list(dict.fromkeys(out))
+
+
+@lru_cache(maxsize=1)
+def stop_words() -> frozenset[str]:
+    from sklearn.feature_extraction.text import (
+        ENGLISH_STOP_WORDS,  # a general English list
+    )
+
+    return frozenset(ENGLISH_STOP_WORDS)
+
+
+def content_phrases(text: str, exclude: Sequence[str] = (), longest: int = 3) -> list[str]:
+    """Runs of 1..``longest`` content words (stop words and ``exclude`` names dropped)."""
+    drop = {w.lower() for name in exclude for w in WORD.findall(name)}
+    stop = stop_words()
+    out: list[str] = []
+    for clause in re.split(r"[.?!,;:()\n]", text):
+        words = [w for w in WORD.findall(clause) if len(w) > 2 and w.lower() not in stop and w.lower() not in drop]
+        for n in range(1, longest + 1):
+            out += [" ".join(words[i:i + n]) for i in range(len(words) - n + 1)]
+    return list(dict.fromkeys(out))
+
+
+def is_yes_no(turn: str) -> bool:
+    """The patient's question (its last sentence with '?', else its last sentence) opens with an auxiliary."""
+    sentences = [s.strip() for s in re.split(r"(?<=[.?!])\s+", turn.strip()) if s.strip()]
+    asked = [s for s in sentences if s.endswith("?")] or sentences[-1:]
+    for s in reversed(asked):
+        words = WORD.findall(s.lower())
+        # "So, can I ...", "And is it ...": an auxiliary among the first three words, before any
+        # wh-word ("What is it for?" is not a yes/no question)
+        for w in words[:3]:
+            if w in _WH:
+                break
+            if w in _AUXILIARIES:
+                return True
+    return False
+
+
+def opening(text: str, limit: int) -> str:
+    """The opening sentences of ``text`` within ``limit`` characters (at least one sentence): a
+    verbatim part of the record, so the quote stays the record's own words."""
+    if len(text) <= limit:
+        return text
+    from medground.corpus.sentences import split_sentences
+
+    out = ""
+    for sentence in split_sentences(text):
+        if out and len(out) + 1 + len(sentence) > limit:
+            break
+        out = f"{out} {sentence}".strip() if out else sentence
+    return out if out and out in text else text[:limit].rsplit(" ", 1)[0]
+
+
+def join_items(items: Sequence[str]) -> str:
+    items = [i.rstrip(".") for i in items]
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
