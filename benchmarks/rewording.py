@@ -14,6 +14,8 @@ per-option reader was built). Build on dev; report on test.
     python benchmarks/rewording.py table --split dev --configs direct rag
     python benchmarks/rewording.py run --config rag --split dev --free     # free text, as rag-free
     python benchmarks/rewording.py freetable --split dev --configs rag
+    python benchmarks/rewording.py run --config configs/pipelines/variants/rag-gate0.yaml --label rag-gate0 --split dev --free
+    python benchmarks/rewording.py gatefit --label rag-gate0                 # the support gate refit on dev
     python benchmarks/rewording.py cost --n 6                              # on a quiet machine
 """
 
@@ -314,6 +316,37 @@ def freetable(args) -> None:
         print(json.dumps({k: v for k, v in r.items()}, ensure_ascii=False))
 
 
+def gatefit(args) -> None:
+    """Refit the free-text support gate on a run made with it open (``freetext_abstain_below: 0``,
+    variants/rag-gate0.yaml): for each threshold t, a reply is right when an answerable question's
+    support ≥ t and the reply states the gold, or a near miss's support < t or the reply declines.
+    Dev only: the test half is scored at the fitted t, never fitted on."""
+    items = load_free(args.split)
+    recs = _records(f"{args.label}-free", args.split)
+    missing = [q.qid for q, _ in items if q.qid not in recs]
+    if missing:
+        raise SystemExit(f"{args.label}-free {args.split}: {len(missing)} questions not run yet")
+    rows = []
+    for t in [round(0.05 * k, 2) for k in range(0, 20)] + [args.current]:
+        right = []
+        for q, i in items:
+            r = recs[q.qid]
+            passes = r.get("support") is not None and r["support"] >= t
+            answered = passes and r["outcome"] == "answered"
+            right.append(not answered if i["set"] == "pair_nearmiss" else answered and states(r["text"], i["accept"]))
+        rows.append({"threshold": t, **acc_row(right),
+                     "wrong_abstention": sum(1 for (q, i) in items if i["set"] != "pair_nearmiss"
+                                             and not (recs[q.qid].get("support") or 0) >= t)})
+    best = max(r["accuracy"] for r in rows)
+    tied = sorted(r["threshold"] for r in rows if r["accuracy"] == best)
+    # ties: the current threshold if it is among the best, else the middle of the best ones
+    fitted = args.current if args.current in tied else tied[len(tied) // 2]
+    save(f"gate_fit_{args.split}", {"label": args.label, "n": len(items), "rows": rows, "fitted": fitted,
+                                    "current": args.current})
+    print_table(f"Support gate refit on {args.label}-free {args.split} (n = {len(items)}); fitted {fitted}",
+                rows, ["threshold", "accuracy", "ci95", "wrong_abstention"])
+
+
 def optionfit(args) -> None:
     """The per-option run re-weighed after the fact (records keep each distribution combined):
     accuracy of w·log p_check + (1 − w)·log p_letters for several w, paired with the default run
@@ -388,6 +421,10 @@ def main() -> None:
     f.add_argument("--split", choices=["dev", "test"], required=True)
     f.add_argument("--configs", nargs="+", required=True, help="run labels (without -free)")
     f.add_argument("--baseline", default="rag")
+    g = sub.add_parser("gatefit")
+    g.add_argument("--label", default="rag-gate0", help="a free-text run made with the gate open")
+    g.add_argument("--split", choices=["dev"], default="dev")
+    g.add_argument("--current", type=float, default=0.78)
     o = sub.add_parser("optionfit")
     o.add_argument("--split", choices=["dev", "test"], default="dev")
     o.add_argument("--config", default="rag-options-check", help="the per-option run's label")
@@ -396,7 +433,8 @@ def main() -> None:
     c.add_argument("--n", type=int, default=6)
     c.add_argument("--threads", type=int, default=2)
     args = ap.parse_args()
-    {"run": run, "table": table, "freetable": freetable, "optionfit": optionfit, "cost": cost}[args.cmd](args)
+    {"run": run, "table": table, "freetable": freetable, "gatefit": gatefit, "optionfit": optionfit,
+     "cost": cost}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -82,6 +82,9 @@ class RunRecord:
     # A free-text answer that a check withheld (pipelines.base.free_text_answer's entity check):
     # what would have been said, so a report can score the reply with and without the check.
     withheld: str | None = None
+    # A free-text answer's support pass, 1 − P(no passage answers): a report can refit the
+    # abstention threshold from a run that never abstained, without re-running the model.
+    support: float | None = None
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), ensure_ascii=False, separators=(",", ":"))
@@ -113,6 +116,7 @@ def record_from_answer(question: Question, answer: Answer, seconds: float) -> Ru
         options_in_evidence=answer.metadata.get("options_in_evidence"),
         score_parts=answer.metadata.get("score_parts"),
         withheld=answer.metadata.get("withheld"),
+        support=answer.metadata.get("support"),
     )
 
 
