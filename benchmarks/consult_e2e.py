@@ -208,7 +208,10 @@ def fit_cmd(args) -> None:
         from medground.pipelines.factory import build_pipeline
 
         verifier = build_pipeline(load_pipeline_config("drugrag")).verify_entries
-    reader = ConsultReader(drugs, typer, typer.embedder, verifier=verifier)
+    from medground.reading.consult import ConsultReplySettings
+
+    reader = ConsultReader(drugs, typer, typer.embedder, ConsultReplySettings(typer_reads=args.typer_reads),
+                           verifier=verifier)
     sets = load_sets(args.sets.split(","), "dev", 0)
     if args.n:  # a seeded sample of each set but the written one (all of it is used)
         import random
@@ -239,7 +242,8 @@ def fit_cmd(args) -> None:
     out = {"split": "dev", "examples": dict(per_set), "objective": round(result.objective, 4), "verify": args.verify,
            "best_objective_per_value": result.per_value,
            "fitted": result.settings.model_dump(), "seconds": round(time.perf_counter() - t0, 1)}
-    save("e2e_fit_verify" if args.verify else "e2e_fit", out)
+    out["typer_reads"] = args.typer_reads
+    save(args.section or ("e2e_fit_verify" if args.verify else "e2e_fit"), out)
     print(json.dumps(out, indent=2))
 
 
@@ -487,6 +491,8 @@ def main() -> None:
     f.add_argument("--sets", default="written,medqa,generated")
     f.add_argument("--n", type=int, default=0, help="at most N items of each set but the written one")
     f.add_argument("--verify", action="store_true", help="also fit the LLM verifier's weight (runs the LLM)")
+    f.add_argument("--typer-reads", choices=["turn", "question", "both"], default="turn")
+    f.add_argument("--section", default=None, help="consult.json section (default e2e_fit / e2e_fit_verify)")
     e = sub.add_parser("e2e")
     e.add_argument("--split", choices=["dev", "test"], required=True)
     e.add_argument("--config", default="drugrag")

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -34,6 +35,7 @@ from medground.reading.consult_text import (
     is_yes_no,
     join_items,
     opening,
+    questions,
     split_items,
     stop_words,
     with_parts,
@@ -87,6 +89,10 @@ class ConsultReplySettings(BaseModel):
     lexical_match: float = Field(0.9, ge=0.0, le=1.0)
     rare_share: float = Field(0.005, gt=0.0, le=1.0)
     max_listed: int = Field(12, ge=1, description="an entry with more items is quoted by its closest lines, not listed")
+    # What the typer reads: the whole last turn, its question sentences only (the typer learned
+    # from one-sentence questions; context around the question — "Yes, 10 mg a day." — pulls it
+    # towards dosage), or the mean of both distributions.
+    typer_reads: Literal["turn", "question", "both"] = "turn"
     # The LLM as a judge of meaning for the closest items: "does the patient describe <item>?"
     # (one token, yes/no log-probabilities). MiniLM puts "loose stools" at 0.35 from "diarrhea";
     # the LLM knows they are one thing. An item it affirms (P(yes) > P(no)) counts as matched at
@@ -238,7 +244,7 @@ class ConsultReader:
         subject = self.drugs.drugs[subject_id]
         others = [self.drugs.drugs[d] for d in other_ids if d in self.drugs.drugs and d != subject_id]
         question = turns[-1] if turns else ""
-        p_type, p_none = self.typer.attribute_probabilities(question)
+        p_type, p_none = self.type_probabilities(question)
         if others and p_type:  # two drugs named: a question about taking them together
             p_type = {t: p for t, p in p_type.items()}
             p_type[A.INTERACTIONS] = max(p_type.get(A.INTERACTIONS, 0.0), max(p_type.values()))
@@ -272,6 +278,17 @@ class ConsultReader:
         # ties (no item above the floor) go to the entry whose best item is closest all the same
         choices.sort(key=lambda c: (-c.score, -(c.best.similarity if c.best else 0.0)))
         return choices, p_none, p_type
+
+    def type_probabilities(self, turn: str) -> tuple[dict[AttributeType, float], float]:
+        """P(type) and P(none) of the last turn, read as ``typer_reads`` says."""
+        mode = self.settings.typer_reads
+        asked = " ".join(questions(turn))
+        if mode == "turn" or not asked or asked == turn.strip():
+            return self.typer.attribute_probabilities(turn)
+        if mode == "question":
+            return self.typer.attribute_probabilities(asked)
+        (pt_turn, pn_turn), (pt_q, pn_q) = (self.typer.attribute_probabilities(t) for t in (turn, asked))
+        return {t: (pt_turn.get(t, 0.0) + pt_q.get(t, 0.0)) / 2 for t in {*pt_turn, *pt_q}}, (pn_turn + pn_q) / 2
 
     def check_items(self, question: str, choice: EntryChoice) -> None:
         """The LLM checks the chosen list entry's ``item_check`` closest short items against the

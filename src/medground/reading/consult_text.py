@@ -65,11 +65,16 @@ def content_phrases(text: str, exclude: Sequence[str] = (), longest: int = 3) ->
     return list(dict.fromkeys(out))
 
 
+def questions(turn: str) -> list[str]:
+    """The turn's question sentences (those ending in '?'), else its last sentence: what is asked,
+    apart from the context around it ("Yes, 10 mg a day. … how does this one bring cholesterol down?")."""
+    sentences = [s.strip() for s in re.split(r"(?<=[.?!])\s+", turn.strip()) if s.strip()]
+    return [s for s in sentences if s.endswith("?")] or sentences[-1:]
+
+
 def is_yes_no(turn: str) -> bool:
     """The patient's question (its last sentence with '?', else its last sentence) opens with an auxiliary."""
-    sentences = [s.strip() for s in re.split(r"(?<=[.?!])\s+", turn.strip()) if s.strip()]
-    asked = [s for s in sentences if s.endswith("?")] or sentences[-1:]
-    for s in reversed(asked):
+    for s in reversed(questions(turn)):
         words = WORD.findall(s.lower())
         # "So, can I ...", "And is it ...": an auxiliary among the first three words, before any
         # wh-word ("What is it for?" is not a yes/no question)
