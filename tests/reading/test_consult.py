@@ -163,3 +163,28 @@ def test_a_question_about_an_entry_the_drug_lacks_is_not_answered_with_another(r
                      "ibuprofen")
     assert r.outcome == "insufficient_evidence" and "side effects" in r.text and "dosage" in r.text
     assert reader.reply(["How much Advil can I take for a headache?"], "ibuprofen").citations[0].section == "dosage"
+
+
+def test_the_typer_can_read_the_question_apart_from_its_context(reader):
+    from medground.reading.consult_text import questions
+
+    turn = "Yes, 10 mg a day. I know what a statin does. How does this one bring cholesterol down?"
+    assert questions(turn) == ["How does this one bring cholesterol down?"]
+    assert questions("Tell me about the dose") == ["Tell me about the dose"]
+
+    class Recording:
+        def __init__(self):
+            self.seen = []
+
+        def attribute_probabilities(self, text):
+            self.seen.append(text)
+            return ({A.MECHANISM: 0.8, A.DOSAGE: 0.2} if "How" in text and "mg" not in text
+                    else {A.MECHANISM: 0.2, A.DOSAGE: 0.8}), 0.0
+
+    for mode, seen, p_mech in [("turn", [turn], 0.2), ("question", [questions(turn)[0]], 0.8),
+                               ("both", [turn, questions(turn)[0]], 0.5)]:
+        typer = Recording()
+        r = ConsultReader(reader.drugs, typer, reader.embedder,
+                          reader.settings.model_copy(update={"typer_reads": mode}))
+        p_type, _ = r.type_probabilities(turn)
+        assert typer.seen == seen and p_type[A.MECHANISM] == pytest.approx(p_mech)
