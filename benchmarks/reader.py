@@ -80,7 +80,7 @@ def macro_f1(gold: list[str], pred: list[str | None], labels: list[str]) -> floa
 
 
 def context_block(label: str, text: str) -> str:
-    from medground.pipelines import prompts
+    from medground.llm import prompts
 
     return prompts.fill("evidence_block", evidence=f"[1] ({label}) {text}")
 

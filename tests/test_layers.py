@@ -35,6 +35,7 @@ def test_vote_arithmetic_lives_with_the_voting_pipeline():
 
 
 READING_ABOVE = {"pipelines", "eval", "train", "serve", "cli"}
+LLM_ABOVE = {"reading", *READING_ABOVE}
 
 
 def upward(path: Path, above: set[str]) -> set[str]:
@@ -52,3 +53,9 @@ def test_the_layer_check_catches_an_upward_import(tmp_path):
     planted = tmp_path / "planted.py"
     planted.write_text((SRC / "reading" / "splits.py").read_text() + "\nfrom medground.eval.drugqa import generate\n")
     assert upward(planted, READING_ABOVE) == {"medground.eval.drugqa", "medground.eval.drugqa.generate"}
+
+
+def test_the_llm_layer_and_its_prompts_sit_below_the_readers():
+    """llm/ (backends, scoring, prompt templates) never imports the readers or anything above."""
+    for path in (SRC / "llm").glob("*.py"):
+        assert not upward(path, LLM_ABOVE), f"llm/{path.name} imports {upward(path, LLM_ABOVE)}"

@@ -4,7 +4,7 @@ import math
 
 from medground.llm.base import ChatResult, TokenLogprob
 from medground.llm.scoring import cyclic_orders, score_options, score_options_permuted
-from medground.pipelines.prompts import format_options
+from medground.llm.prompts import format_options
 
 
 class BiasedReader:

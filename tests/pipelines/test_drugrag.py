@@ -118,7 +118,7 @@ def test_threshold_none_never_abstains_and_generate_mode_writes_with_citations(d
 
 
 def test_the_answer_prompt_does_not_push_the_model_to_abstain():
-    from medground.pipelines import prompts
+    from medground.llm import prompts
 
     msgs = prompts.messages("drug_answer", evidence="[1] x", dialogue="y")
     assert "INSUFFICIENT" not in " ".join(m["content"] for m in msgs)

@@ -22,7 +22,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from medground.pipelines.claims import (  # noqa: F401 - the judges are this module's vocabulary too
+from medground.reading.claims import (  # noqa: F401 - the judges are this module's vocabulary too
     LEXICAL_THRESHOLD,
     LLM_THRESHOLD,
     ClaimJudge,

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from medground.llm.base import LLM
 from medground.llm.scoring import score_options, score_options_permuted
 from medground.llm.structured import option_confidence
-from medground.pipelines import prompts
+from medground.llm import prompts
 from medground.pipelines.base import (
     ReaderSettings,
     Tally,

@@ -19,8 +19,8 @@ from medground.llm.scoring import (
     score_options_verify,
     weigh_prior,
 )
-from medground.pipelines import prompts
-from medground.pipelines.claims import LLM_THRESHOLD
+from medground.llm import prompts
+from medground.reading.claims import LLM_THRESHOLD
 from medground.pipelines.support import cited_numbers
 from medground.retrieve.engine import RetrievalEngine
 from medground.schema import Answer, Citation, Evidence, Query, Question
@@ -91,7 +91,7 @@ class ReaderSettings(BaseModel):
     # passages it cites. "lexical": the share of its content terms found there, the question's
     # own words excused — blind to synonyms ("pyridoxine" for "vitamin B6") and fooled by a claim
     # about another drug that reuses the question's words. "llm": the claim judge of the eval lab
-    # (pipelines/claims.py, P(yes) ≥ ``freetext_claim_threshold``), one more forward pass; the
+    # (reading/claims.py, P(yes) ≥ ``freetext_claim_threshold``), one more forward pass; the
     # other sentences keep the lexical check.
     freetext_claim_check: Literal["lexical", "llm"] = "lexical"
     freetext_claim_threshold: float = Field(LLM_THRESHOLD, ge=0.0, le=1.0)
@@ -257,7 +257,7 @@ def judge_first_claim(llm: LLM, text: str, question: str, cited: Sequence[Citati
     """The LLM claim judge decides the first claim's fate against the passages it cites (all the
     cited ones when it cites none itself); the other sentences keep the lexical verdict."""
     from medground.pipelines import support as sup
-    from medground.pipelines.claims import LLMClaimJudge
+    from medground.reading.claims import LLMClaimJudge
 
     first = sup.first_claim(text, exclude=[question])
     if first is None:

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from medground.llm.base import LLM, ChatRequest
 from medground.llm.scoring import label_logprobs
 from medground.llm.structured import SEARCH_ENGINE, call_tool
-from medground.pipelines import prompts
+from medground.llm import prompts
 from medground.pipelines.base import (
     INSUFFICIENT,
     ReaderSettings,

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from medground.llm.base import LLM
 from medground.llm.structured import generate_queries
-from medground.pipelines import prompts
+from medground.llm import prompts
 from medground.pipelines.base import (
     ReaderSettings,
     Tally,

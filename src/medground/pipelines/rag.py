@@ -13,7 +13,7 @@ import re
 import time
 
 from medground.llm.base import LLM
-from medground.pipelines import prompts
+from medground.llm import prompts
 from medground.pipelines.base import (
     ReaderSettings,
     Tally,

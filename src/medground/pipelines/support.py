@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from medground.llm.base import LLM
 from medground.llm.scoring import scores_from_result
-from medground.pipelines import prompts
+from medground.llm import prompts
 from medground.schema import Citation, Evidence
 
 CITATION_MARK = re.compile(r"\[\d+(?:\s*[,;]\s*\d+)*\]")

@@ -63,7 +63,7 @@ def split_of(drug_id: str, dev_share: float) -> str:
 def build(drugs: Sequence[Drug], attributes: Sequence[DrugAttribute], n: int, *, seed: int = 0,
           dev_share: float = 0.1, system: str | None = None) -> list[dict]:
     """``n`` chat-format examples; each has ``split`` ("train"/"dev") and ``target`` metadata."""
-    from medground.pipelines import prompts
+    from medground.llm import prompts
 
     held: dict[str, list[AttributeType]] = {}
     for a in attributes:

@@ -13,7 +13,7 @@ _SECTION = re.compile(r"^### (system|user|assistant)\s*$", re.MULTILINE)
 
 @lru_cache(maxsize=None)
 def _template(name: str) -> str:
-    return resources.files("medground.pipelines").joinpath("prompts", f"{name}.txt").read_text("utf-8")
+    return resources.files("medground.llm").joinpath("prompts", f"{name}.txt").read_text("utf-8")
 
 
 def fill(name: str, **values: object) -> str:
