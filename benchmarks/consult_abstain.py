@@ -103,7 +103,7 @@ def multi_turn_cost(seed: int) -> dict:
     the gold *type* of record answers a Medication QA question is not known, so examples are kept."""
     from medground.eval import dialogues
     from medground.pipelines.drugrag import DrugRagSettings
-    from medground.pipelines.support import asking_sentences, unaddressed_terms, vocabulary
+    from medground.reading.addressing import asking_sentences, unaddressed_terms, vocabulary
     from medground.retrieve.drug_subject import resolve_subjects, subject_query
 
     store, retriever, items = eligible_items()

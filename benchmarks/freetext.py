@@ -61,7 +61,7 @@ def main() -> None:
                     help="another reader.json section of this benchmark: exact McNemar per mode against it")
     args = ap.parse_args()
 
-    from medground.pipelines import support as sup
+    from medground.reading import support as sup
     from medground.pipelines.base import ReaderSettings, Tally, focus, free_text_answer
     from medground.pipelines.config import load_pipeline_config
     from medground.pipelines.factory import build_pipeline

@@ -242,7 +242,7 @@ def states(text: str, accept: list[str]) -> bool:
 
 def freetable(args) -> None:
     from medground.index.stores import open_store
-    from medground.pipelines.support import claims_supported
+    from medground.reading.support import claims_supported
 
     items = load_free(args.split)
     info = {q.qid: i for q, i in items}

@@ -1,4 +1,6 @@
-"""The free-text support gate, extractive and checked answers, and the lexical claim check."""
+"""The free-text support gate, extractive and checked answers, and the lexical claim check
+(reading/support.py, reading/citations.py, reading/addressing.py), tested here because they run
+through the pipelines' fixtures (tiny_chunks, ScriptedLLM)."""
 
 from __future__ import annotations
 
@@ -6,7 +8,7 @@ import math
 
 from medground.pipelines.base import ReaderSettings
 from medground.pipelines.rag import RagPipeline
-from medground.pipelines.support import claims_supported, passage_support
+from medground.reading.support import claims_supported, passage_support
 from medground.retrieve.engine import RetrievalEngine
 from medground.schema import Citation, Evidence, Question
 from .conftest import TEXTS
@@ -103,7 +105,7 @@ def test_an_uncited_answer_is_attributed_to_the_passage_that_supports_it_not_to_
 
 
 def test_unaddressed_terms_names_what_a_record_never_mentions():
-    from medground.pipelines.support import asking_sentences, unaddressed_terms
+    from medground.reading.addressing import asking_sentences, unaddressed_terms
 
     lists = "Aliskiren\nLithium\nSacubitril"
     assert unaddressed_terms("Can I use potassium salt substitutes?", lists, exclude=["Zestril"]) == \
@@ -118,7 +120,7 @@ def test_unaddressed_terms_names_what_a_record_never_mentions():
 
 
 def test_clause_check_keeps_a_supported_main_clause_and_never_cuts_before_but():
-    from medground.pipelines.support import split_supported
+    from medground.reading.support import split_supported
 
     source = "Epinephrine. For anaphylaxis: 0.3-0.5 mg intramuscularly."
     q = "What is the first-line drug for anaphylaxis?"
@@ -138,7 +140,7 @@ def test_clause_check_keeps_a_supported_main_clause_and_never_cuts_before_but():
 
 
 def test_citation_only_sentences_fold_into_the_claim_before_them():
-    from medground.pipelines.support import fold_citations
+    from medground.reading.support import fold_citations
 
     assert fold_citations(["It is epinephrine.", "This is supported by passage [3]."]) == ["It is epinephrine [3]."]
     assert fold_citations(["This is supported by passage [3].", "It is epinephrine."]) == \
@@ -183,7 +185,7 @@ def test_an_answer_whose_first_claim_is_unsupported_is_quoted_not_left_as_its_ju
 
 
 def test_a_restatement_of_the_evidence_after_the_answer_is_cut_to_its_citation():
-    from medground.pipelines.support import drop_restatements, fold_citations
+    from medground.reading.support import drop_restatements, fold_citations
 
     answer = ["Botulinum toxin blocks the release of acetylcholine.",
               "This is supported by passage [2], which states that tetanus toxin binds to interneurons."]
@@ -201,7 +203,7 @@ def test_a_restatement_of_the_evidence_after_the_answer_is_cut_to_its_citation()
 
 
 def test_what_brings_a_new_fact_or_the_answer_is_never_cut():
-    from medground.pipelines.support import drop_restatements
+    from medground.reading.support import drop_restatements
 
     claim = "The treatment of choice is epinephrine [1]."
     for new_fact in ["Also, passage [2] states that it must not be given intravenously in children.",
@@ -218,7 +220,7 @@ def test_what_brings_a_new_fact_or_the_answer_is_never_cut():
 
 
 def test_a_wandering_restatement_gives_its_citation_only_if_that_passage_supports_the_claim():
-    from medground.pipelines.support import drop_restatements, fold_citations
+    from medground.reading.support import drop_restatements, fold_citations
 
     passages = {1: "Clostridia Botulinum toxin blocks the release of acetylcholine.",
                 2: "Clostridia Tetanus toxin blocks the release of glycine."}
@@ -233,7 +235,7 @@ def test_a_wandering_restatement_gives_its_citation_only_if_that_passage_support
 
 
 def test_folded_citations_are_compared_by_number():
-    from medground.pipelines.support import fold_citations
+    from medground.reading.support import fold_citations
 
     assert fold_citations(["It is epinephrine [1].", "This is supported by passages [1, 2]."]) == \
         ["It is epinephrine [1] [2]."]
@@ -252,7 +254,7 @@ def test_checked_answer_loses_its_restatement_and_keeps_its_citation():
 
 
 def test_the_kind_a_question_asks_for_does_not_keep_a_restatement():
-    from medground.pipelines.support import drop_restatements
+    from medground.reading.support import drop_restatements
 
     q = "Botulinum toxin blocks release of which neurotransmitter at the neuromuscular junction?"
     answer = ["Botulinum toxin blocks the release of acetylcholine at the neuromuscular junction.",

@@ -29,7 +29,7 @@ from medground.reading.claims import (  # noqa: F401 - the judges are this modul
     LexicalClaimJudge,
     LLMClaimJudge,
 )
-from medground.pipelines.support import answer_sentences, cited_numbers, without_citations
+from medground.reading.support import answer_sentences, cited_numbers, without_citations
 
 # A quote line (reading/reply.py): "Label: “source words” [n]", or the closest-passage reply
 # "… the closest is Label [n]: “…”". Source words, not the answer's claims.

@@ -141,6 +141,6 @@ def _article(noun: str) -> str:
 def supported(answer: str, record_text: str, *, exclude: Sequence[str] = (), min_share: float = 0.7) -> bool:
     """Every sentence of ``answer`` has ≥ ``min_share`` of its content terms in ``record_text``
     (``pipelines.support.claims_supported``: the check the readers themselves use)."""
-    from medground.pipelines.support import claims_supported
+    from medground.reading.support import claims_supported
 
     return claims_supported(answer, record_text, exclude=exclude, min_share=min_share)

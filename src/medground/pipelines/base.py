@@ -21,7 +21,7 @@ from medground.llm.scoring import (
 )
 from medground.llm import prompts
 from medground.reading.claims import LLM_THRESHOLD
-from medground.pipelines.support import cited_numbers
+from medground.reading.support import cited_numbers
 from medground.retrieve.engine import RetrievalEngine
 from medground.schema import Answer, Citation, Evidence, Query, Question
 
@@ -240,7 +240,7 @@ INSUFFICIENT = "INSUFFICIENT EVIDENCE"
 def with_support_quote(answer: str, passage: Citation, *, exclude: str, budget: int) -> str:
     """The checked answer, then the cited passage's words that support its first claim
     (reading/reply.py: one reply shape, shared with the consultation reader)."""
-    from medground.pipelines import support as sup
+    from medground.reading import support as sup
     from medground.reading.reply import answer_with_quote, supporting_sentence
 
     if not cited_numbers(answer):  # its citation went with a cut restatement: the answer cites what it rests on
@@ -256,7 +256,7 @@ def judge_first_claim(llm: LLM, text: str, question: str, cited: Sequence[Citati
                       ) -> tuple[list[str], list[str]]:
     """The LLM claim judge decides the first claim's fate against the passages it cites (all the
     cited ones when it cites none itself); the other sentences keep the lexical verdict."""
-    from medground.pipelines import support as sup
+    from medground.reading import support as sup
     from medground.reading.claims import LLMClaimJudge
 
     first = sup.first_claim(text, exclude=[question])
@@ -306,7 +306,7 @@ def free_text_answer(llm: LLM, question: Question, evidence: Evidence, settings:
 
 def _free_text_answer(llm: LLM, question: Question, evidence: Evidence, settings: ReaderSettings,
                       tally: Tally, *, count_tokens: Callable[[str], int] | None = None, **extra: object) -> Answer:
-    from medground.pipelines import support as sup
+    from medground.reading import support as sup
 
     if not evidence.citations:
         return Answer(outcome="insufficient_evidence", text="No passage was retrieved for this question.",

@@ -35,17 +35,9 @@ from medground.pipelines.base import (
     evidence_block,
     read_choice,
 )
-from medground.pipelines.support import (
-    Support,
-    asking_sentences,
-    cited_numbers,
-    passage_support,
-    quote,
-    quoted_answer,
-    unaddressed_terms,
-    vocabulary,
-)
+from medground.reading.addressing import asking_sentences, unaddressed_terms, vocabulary
 from medground.reading.consult import ConsultReplySettings
+from medground.reading.support import Support, cited_numbers, passage_support, quote, quoted_answer
 from medground.retrieve.engine import RetrievalEngine
 from medground.schema import Answer, Citation, Evidence, Query, Question
 
@@ -73,7 +65,7 @@ class DrugRagSettings(BaseModel):
     abstain_below: float | None = Field(0.537, ge=0.0, le=1.0)
     # The patient's asking sentence names something specific ("potassium salt substitutes") that
     # the supporting entry never mentions: quote another retrieved entry that does, else abstain
-    # naming what no entry mentions (pipelines/support.unaddressed_terms; benchmarks/consult_abstain.py).
+    # naming what no entry mentions (reading/addressing.unaddressed_terms; benchmarks/consult_abstain.py).
     address_check: bool = True
     # ... for the entries that list things (a list without the asked item reads as "not among
     # them", which is a claim); an entry of another kind (a dose, an indication) is quoted as is.

@@ -6,9 +6,8 @@
   prompt that pushes the model to abstain) decides whether to answer at all.
 - ``claims_supported``: every sentence of an answer has most of its content terms in the text it
   cites (the check is lexical: the BM25 tokenizer's stems, stop words and framing words removed).
-- ``unaddressed_terms``: the specific things a question asks about ("potassium salt substitutes")
-  when a record mentions none of them — a record about the right drug and the right kind of fact
-  that is silent on what was asked must not be quoted as the answer.
+- ``reading/addressing.py`` (the extractive consultation variant's address check) and
+  ``reading/citations.py`` (citation marks) were split out of this module.
 - ``quote``: an extractive answer, the supporting passage's sentences most related to the
   question, so every claim is the source's own words.
 """
@@ -17,22 +16,22 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from medground.llm.base import LLM
 from medground.llm.scoring import scores_from_result
 from medground.llm import prompts
+from medground.reading.citations import (  # noqa: F401 - re-exported: the reader's vocabulary
+    CITATION_MARK,
+    answer_sentences,
+    cited_numbers,
+    CITING_WORDS,
+    fold_citations,
+    without_citations,
+)
 from medground.schema import Citation, Evidence
 
-CITATION_MARK = re.compile(r"\[\d+(?:\s*[,;]\s*\d+)*\]")
-
-
-def cited_numbers(text: str) -> list[int]:
-    """The passage numbers a text cites, in first-mention order: [1], [2][3], [1, 4]."""
-    return list(dict.fromkeys(int(n) for c in CITATION_MARK.findall(text) for n in re.findall(r"\d+", c)))
-
-# Words that frame an answer rather than claim anything ("the passage says patients may ...").
 FRAMING = ("include includes including common commonly may can could cause causes listed list record entry "
            "entries database passage passages textbook patient patients consult doctor clinician pharmacist "
            "healthcare provider nurse take taking use used effect effects side adverse reaction reactions "
@@ -88,11 +87,15 @@ def passage_support(llm: LLM, evidence: Evidence, prompt: str, **values: str) ->
 _CLAUSE_BREAK = re.compile(r",\s+(?=which\s)")
 
 
-def answer_sentences(answer: str) -> list[str]:
-    """The answer's sentences, stripped, as every claim check splits them (quotation marks blanked)."""
-    from medground.corpus.sentences import split_sentences
+@functools.cache
+def asking_stems() -> frozenset[str]:
+    """Stems of the stop, framing and asking words (tokenized once: the check runs per entry)."""
+    from bm25s.stopwords import STOPWORDS_EN_PLUS
 
-    return [s.strip() for s in split_sentences(answer.replace("\u201c", " ").replace("\u201d", " "))]
+    from medground.index.text import text_tokenizer
+
+    tok = text_tokenizer()
+    return frozenset(t for text in (FRAMING, ASKING, " ".join(STOPWORDS_EN_PLUS)) for t in tok.tokenize(text))
 
 
 def split_supported(answer: str, source_text: str, *, exclude: Sequence[str] = (), min_share: float = 0.7,
@@ -148,46 +151,12 @@ def _leading_clauses(sentence: str, content, supported) -> tuple[str, str] | Non
     return None
 
 
-def without_citations(sentence: str) -> str:
-    """The sentence as a claim: its [n] marks gone, with no space left before punctuation."""
-    return re.sub(r"\s+([.,;:!?])", r"\1", " ".join(CITATION_MARK.sub(" ", sentence).split())).strip(" :;")
-
-
 def first_claim(answer: str, *, exclude: Sequence[str] = ()) -> str | None:
     """The answer's first sentence that makes a claim (as ``split_supported`` splits and strips
     it): what a generated answer says first is its answer, what follows supports it."""
     return next((s for s in answer_sentences(answer) if makes_claim(s, exclude=exclude)), None)
 
 
-# All a citation-only sentence may say ("This is supported by passage [3].", "See [2].").
-_CITING_WORDS = frozenset("this that it is are was as see also supported support supports shown stated states "
-                          "according to by in the a passage passages source sources evidence based on and "
-                          "confirm confirmed confirms".split())
-
-
-def fold_citations(sentences: Sequence[str]) -> list[str]:
-    """Sentences that only cite ("This is supported by passage [3].") give their citations to the
-    sentence before them: "X is epinephrine [3]." reads as the answer it is. Only sentences made of
-    citing words fold: "It is not recommended in pregnancy [2]." says something and stays."""
-    out: list[str] = []
-    for sentence in sentences:
-        cites = CITATION_MARK.findall(sentence)
-        words = re.findall(r"[a-z]+", CITATION_MARK.sub(" ", sentence).lower())
-        if out and cites and all(w in _CITING_WORDS for w in words):
-            head = out[-1].rstrip()
-            stop = head[-1] if head and head[-1] in ".!?" else ""
-            head = head[: len(head) - len(stop)].rstrip()
-            have = set(cited_numbers(head))
-            new = [n for n in cited_numbers(sentence) if n not in have]  # by number: [1] ~ [1, 2]
-            out[-1] = head + "".join(f" [{n}]" for n in new) + (stop or ".")
-            continue
-        out.append(sentence)
-    return out
-
-
-# A justification that hands over to restated evidence: "This is supported by passage [2], which
-# states that …". Only a head that says *supported* / *confirmed* counts: "Passage [2] states that
-# …" as often brings a new fact ("… that it must not be given intravenously in children").
 _RESTATES = re.compile(r",?\s+(?:which|where)\b|,?\s+that\s(?=\w+\s)|:\s")
 _JUSTIFYING = frozenset("support supported supports confirm confirmed confirms".split())
 _ASKED_KIND = re.compile(r"\b(?:which|what)\s+([A-Za-z][\w-]*)", re.IGNORECASE)
@@ -212,7 +181,7 @@ def drop_restatements(sentences: Sequence[str], *, question: str = "",
     # "which neurotransmitter …?": the asked-for type is named by the question, not by the answer
     # (acetylcholine), so a restatement naming it is no sign that it carries the answer
     kinds = {t for m in _ASKED_KIND.finditer(question) for t in tok.tokenize(m.group(1))}
-    asked = set(tok.tokenize(question)) - _asking_stems() - kinds
+    asked = set(tok.tokenize(question)) - asking_stems() - kinds
     out: list[str] = []
     cut: list[str] = []
     claim = None  # the last claim-making sentence kept
@@ -221,7 +190,7 @@ def drop_restatements(sentences: Sequence[str], *, question: str = "",
         head = sentence[:m.start()].rstrip(" ,") if m else ""
         words = re.findall(r"[a-z]+", CITATION_MARK.sub(" ", head).lower())
         if claim is not None and m and head.endswith("]") and _JUSTIFYING & set(words) \
-                and all(w in _CITING_WORDS for w in words):
+                and all(w in CITING_WORDS for w in words):
             clause = sentence[m.start():].lstrip(" ,:")
             said = set(tok.tokenize(" ".join(out)))
             if not (asked & set(tok.tokenize(clause))) - said:
@@ -278,54 +247,3 @@ def quoted_answer(passage: Citation, quoted: str) -> str:
     return closest_passage(passage.label, passage.number, quoted)
 
 
-def asking_sentences(turn: str) -> str:
-    """The sentences of a patient's turn that ask (end in "?"); all of it when none does."""
-    from medground.corpus.sentences import split_sentences
-
-    asks = [x for x in split_sentences(turn) if x.strip().endswith("?")]
-    return " ".join(asks) if asks else turn
-
-
-@functools.cache
-def _asking_stems() -> frozenset[str]:
-    """Stems of the stop, framing and asking words (tokenized once: the check runs per entry)."""
-    from bm25s.stopwords import STOPWORDS_EN_PLUS
-
-    from medground.index.text import text_tokenizer
-
-    tok = text_tokenizer()
-    return frozenset(t for text in (FRAMING, ASKING, " ".join(STOPWORDS_EN_PLUS)) for t in tok.tokenize(text))
-
-
-def unaddressed_terms(question: str, record: str, *, exclude: Sequence[str] = (),
-                      vocabulary: Collection[str] | None = None) -> list[str]:
-    """The specific words of ``question`` (as written) when ``record`` mentions none of them; []
-    when it mentions one, or when the question names nothing specific ("what is the dose?").
-
-    Specific = not a stop, framing or asking word, not a number, not in ``exclude`` (the drug's
-    names) and, with ``vocabulary`` (stems of every record of the source), a word the source uses
-    somewhere: a typo ("wht") or a word no record ever uses is no evidence either way.
-    Matching is by the BM25 tokenizer's stems ("coughing" ~ "cough").
-    """
-    from medground.index.text import text_tokenizer
-
-    tok = text_tokenizer()
-    ignore = _asking_stems() | {t for text in exclude for t in tok.tokenize(text)}
-    record_terms = set(tok.tokenize(record))
-    specific: dict[str, str] = {}  # stem -> the word as written
-    for word in re.findall(r"[^\W\d_][\w'-]*", question):
-        for stem in tok.tokenize(word):
-            if stem not in ignore and not stem.isdigit() and len(stem) > 1 and \
-                    (vocabulary is None or stem in vocabulary):
-                specific.setdefault(stem, word)
-    if not specific or any(stem in record_terms for stem in specific):
-        return []
-    return list(specific.values())
-
-
-def vocabulary(texts: Iterable[str]) -> frozenset[str]:
-    """The stems ``unaddressed_terms`` matches with, over a source's records."""
-    from medground.index.text import text_tokenizer
-
-    tok = text_tokenizer()
-    return frozenset(t for text in texts for t in tok.tokenize(text))
