@@ -77,9 +77,9 @@ class RunRecord:
     # Multiple choice read per option: for each letter, the citations whose text names the option
     # (reading/options.py), so a report can measure how often the right option reached the reader.
     options_in_evidence: dict[str, list[int]] | None = None
-    # A read that combined several distributions (pipelines.base.read_grounded_choice): each one.
+    # A read that combined several distributions (reading.choice.read_grounded_choice): each one.
     score_parts: dict[str, dict[str, float]] | None = None
-    # A free-text answer that a check withheld (pipelines.base.free_text_answer's entity check):
+    # A free-text answer that a check withheld (reading.freetext.free_text_answer's entity check):
     # what would have been said, so a report can score the reply with and without the check.
     withheld: str | None = None
     # A free-text answer's support pass, 1 − P(no passage answers): a report can refit the

@@ -1,0 +1,100 @@
+"""Multiple-choice reading: letter scores from the LLM given a context block (evidence, a history or
+nothing), optionally mixed with a per-option check and the closed-book read, and the Answer."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from medground.llm import prompts
+from medground.llm.base import LLM, Message
+from medground.llm.scoring import (
+    OptionScores,
+    generate_and_parse,
+    score_options,
+    score_options_permuted,
+    score_options_verify,
+    weigh_prior,
+)
+from medground.reading.reader import ReaderSettings, Tally
+from medground.schema import Answer, Citation, Evidence, Question
+
+
+def read_choice(
+    llm: LLM, question: Question, context_block: str, settings: ReaderSettings, tally: Tally
+) -> OptionScores:
+    """Answer a multiple-choice question given a context block (evidence, history or nothing)."""
+    letters = list(question.options)
+    values = dict(evidence_block=context_block, question=question.question.strip(),
+                  options=prompts.format_options(question.options))
+    if settings.prompt == "cot":
+        msgs = prompts.messages("mcq_cot", **values)
+        scores = generate_and_parse(llm, msgs, letters, max_tokens=settings.cot_max_tokens,
+                                    options=question.options)
+    elif settings.scoring == "verify":
+        def check(option: str) -> list[Message]:
+            return prompts.messages("mcq_verify", evidence_block=context_block, question=values["question"],
+                                    option=option)
+
+        scores = score_options_verify(llm, check, question.options)
+    elif settings.scoring == "logprob" and settings.debias == "permute":
+        def build(shown: dict[str, str]) -> list[Message]:
+            return prompts.messages("mcq_zeroshot", **{**values, "options": prompts.format_options(shown)})
+
+        scores = score_options_permuted(llm, build, question.options, shifts=settings.permutations,
+                                        calibration=settings.calibration)
+    elif settings.scoring == "logprob":
+        msgs = prompts.messages("mcq_zeroshot", **values)
+        scores = score_options(llm, msgs, letters, calibration=settings.calibration)
+    else:
+        msgs = prompts.messages("mcq_zeroshot", **values)
+        scores = generate_and_parse(llm, msgs, letters, max_tokens=16, options=question.options)
+    tally.count(scores.result)
+    tally.tokens["llm_calls"] += scores.calls - 1
+    if scores.method == "generate" and settings.prompt == "zeroshot" and settings.scoring == "logprob":
+        # The one-token pass found no letter, so the fallback generated: both calls cost tokens.
+        tally.tokens["llm_calls"] += 1
+    return scores
+
+
+def read_grounded_choice(llm: LLM, question: Question, context_block: str, settings: ReaderSettings,
+                         tally: Tally) -> OptionScores:
+    """``read_choice`` with the evidence, mixed with the per-option check when
+    ``settings.check_weight`` > 0, and tempered by the closed-book read when
+    ``settings.evidence_weight`` < 1 (and there is evidence to temper)."""
+    scores = read_choice(llm, question, context_block, settings, tally)
+    parts: dict[str, dict[str, float]] = {"letters": dict(scores.probs)}
+    if settings.check_weight > 0.0 and settings.scoring != "verify" and scores.outcome == "answered":
+        check = read_choice(llm, question, context_block, settings.model_copy(update={"scoring": "verify"}), tally)
+        parts["check"] = dict(check.probs)
+        scores = weigh_prior(scores, check, 1.0 - settings.check_weight)
+    if settings.evidence_weight < 1.0 and context_block and scores.outcome == "answered":
+        closed = read_choice(llm, question, "", settings, tally)
+        parts["closed_book"] = dict(closed.probs)
+        scores = weigh_prior(scores, closed, settings.evidence_weight)
+    if len(parts) > 1:  # what was combined, so a report can re-weigh after the fact
+        scores = replace(scores, parts=parts)
+    return scores
+
+
+def evidence_block(evidence: Evidence) -> str:
+    if not evidence.citations:
+        return ""
+    return prompts.fill("evidence_block", evidence=evidence.render())
+
+
+def choice_answer(scores: OptionScores, citations: list[Citation], **extra: object) -> Answer:
+    if scores.outcome != "answered":
+        reason = scores.failure.reason if scores.failure else "unparsed"
+        return Answer(outcome="parse_failure", text=scores.text, citations=citations,
+                      metadata={"parse_failure": reason, **extra})
+    meta: dict[str, object] = {"scoring": scores.method, **extra}
+    if scores.logprobs:
+        # Raw per-letter log-probabilities: what a report needs to calibrate after the fact.
+        meta["letter_logprobs"] = dict(scores.logprobs)
+    if scores.blank_passes:
+        meta["blank_passes"] = scores.blank_passes
+    if scores.parts:
+        meta["score_parts"] = scores.parts
+    return Answer(outcome="answered", choice=scores.choice, text=scores.text, option_scores=dict(scores.probs),
+                  rationale=scores.text if scores.method == "generate" else "", citations=citations,
+                  metadata=meta)

@@ -1,0 +1,126 @@
+"""The reader's settings and accounting: how a reader reads (prompt, scoring, debiasing, free-text
+mode and checks) and what one answer cost (per-stage seconds, tokens, LLM calls)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from medground.llm.base import LLM, ChatResult, Message
+from medground.reading.claims import LLM_THRESHOLD
+from medground.schema import Answer, Evidence, Query
+
+if TYPE_CHECKING:
+    from medground.retrieve.engine import RetrievalEngine
+
+
+class ReaderSettings(BaseModel):
+    """How the final answer is read: the study's zero-shot vs chain-of-thought axis."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    prompt: Literal["zeroshot", "cot"] = "zeroshot"
+    # zero-shot: "logprob" reads the option letters' log-probabilities in one forward pass;
+    # "generate" writes a short answer and parses it. Chain-of-thought always generates.
+    # "verify" asks of each option on its own whether it is correct (P(yes) over one cached
+    # prefix): no letters are shown, so no letter bias can enter.
+    scoring: Literal["logprob", "generate", "verify"] = "logprob"
+    calibration: dict[str, float] | None = Field(
+        None, description="per-letter mean log-probability to subtract (see llm.scoring.calibrate)"
+    )
+    # Small models prefer some letters whatever the content, and evidence in the prompt can
+    # amplify that. "permute" scores the letters once per cyclic shift of the option texts and
+    # averages per option (the shifts share the evidence and question as a cached prefix).
+    debias: Literal["none", "permute"] = "none"
+    permutations: int | None = Field(None, ge=1, description="permute: shifts to use (default: one per option)")
+    # Compress evidence to the sentences most related to the question and options
+    # (retrieve.compress) within this many tokens; None = read the packed passages whole.
+    evidence_tokens: int | None = Field(None, ge=32)
+    # Compression context (retrieve.compress): a sentence also scores this share of its best
+    # neighbour's score, and sentences of passage i are weighted 1 + rank_weight / i.
+    evidence_neighbor_weight: float = Field(0.0, ge=0.0)
+    evidence_rank_weight: float = Field(0.0, ge=0.0)
+    # Weigh the grounded option scores against the same reader's closed-book ones (one more read,
+    # no evidence): argmax of w·log p(option | evidence) + (1 − w)·log p(option | none). 1.0 =
+    # the evidence alone. Measured in docs/reports/grounding ("evidence_prior_mixture", holdout).
+    evidence_weight: float = Field(1.0, ge=0.0, le=1.0)
+    # Multiple choice, read per option (reading/options.py): retrieve with the question alone and
+    # with each option joined to it, fused, so every option can bring its own passage ...
+    option_queries: bool = False
+    # ... and weigh the letter read against a per-option check that shows no letters (P(yes)
+    # that option X is correct, over one cached prefix): w·log p_check + (1 − w)·log p_letters.
+    check_weight: float = Field(0.0, ge=0.0, le=1.0)
+    cot_max_tokens: int = Field(384, ge=16)
+    freetext_max_tokens: int = Field(160, ge=16)
+    # Free text. "generate": an answer citing passages as [n]. "extractive": the sentences of the
+    # supporting passage most related to the question, quoted. "checked": generate, then check
+    # every sentence against the passages it cites (pipelines.support.split_supported): the
+    # unsupported ones are dropped (and reported), and when no claim is left the supporting
+    # passage is quoted instead.
+    freetext_answer: Literal["generate", "extractive", "checked"] = "generate"
+    # Abstain when 1 - P(no passage answers) falls below this (one forward pass before
+    # answering; fit it on a development split: benchmarks/reader.py freetext). None = never.
+    freetext_abstain_below: float | None = Field(None, ge=0.0, le=1.0)
+    freetext_quote_tokens: int = Field(120, ge=16)
+    # checked answers: the cited passage's words quoted after the answer, within this many tokens
+    freetext_support_tokens: int = Field(60, ge=16)
+    # Entity consistency (reading/entities.py): a named entity of the question whose rarest term
+    # is in at most this share of the corpus's chunks must be named by the passages the answer
+    # rests on, else the reader says what they are about instead. None = no check.
+    freetext_entity_max_df: float | None = Field(None, gt=0.0, le=1.0)
+    # "checked" answers: who decides whether the first claim (the answer) is stated by the
+    # passages it cites. "lexical": the share of its content terms found there, the question's
+    # own words excused — blind to synonyms ("pyridoxine" for "vitamin B6") and fooled by a claim
+    # about another drug that reuses the question's words. "llm": the claim judge of the eval lab
+    # (reading/claims.py, P(yes) ≥ ``freetext_claim_threshold``), one more forward pass; the
+    # other sentences keep the lexical check.
+    freetext_claim_check: Literal["lexical", "llm"] = "lexical"
+    freetext_claim_threshold: float = Field(LLM_THRESHOLD, ge=0.0, le=1.0)
+
+
+@dataclass
+class Tally:
+    """Per-stage seconds and token counts of one answer."""
+
+    timings: dict[str, float] = field(default_factory=dict)
+    tokens: dict[str, int] = field(default_factory=lambda: {"prompt": 0, "completion": 0, "llm_calls": 0})
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        t = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - t
+
+    def count(self, result: ChatResult | None) -> None:
+        if result is None:
+            return
+        self.tokens["prompt"] += result.prompt_tokens
+        self.tokens["completion"] += result.completion_tokens
+        self.tokens["llm_calls"] += 1
+
+    def evidence(self, engine: RetrievalEngine, queries: list[Query]) -> Evidence:
+        """Retrieve and pack evidence, recording the engine's per-stage seconds as retrieve.*."""
+        with self.stage("retrieve"):
+            evidence = engine.evidence(queries)
+        for stage, seconds in engine.timings.items():
+            self.timings[f"retrieve.{stage}"] = self.timings.get(f"retrieve.{stage}", 0.0) + seconds
+        return evidence
+
+    def finish(self, answer: Answer, started: float) -> Answer:
+        self.timings["total"] = time.perf_counter() - started
+        answer.timings = dict(self.timings)
+        answer.tokens = dict(self.tokens)
+        return answer
+
+
+def chat_text(llm: LLM, messages: list[Message], tally: Tally, *, max_tokens: int) -> str:
+    result = llm.chat(messages, max_tokens=max_tokens, temperature=0.0)
+    tally.count(result)
+    return result.text.strip()
