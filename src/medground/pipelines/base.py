@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Protocol, runtime_checkable
 
 from medground.reading.choice import (
@@ -21,9 +22,16 @@ from medground.reading.reader import ReaderSettings, Tally, chat_text
 from medground.retrieve.engine import RetrievalEngine
 from medground.schema import Answer, Evidence, Question
 
-__all__ = ["INSUFFICIENT", "Pipeline", "ReaderSettings", "Tally", "chat_text", "choice_answer", "evidence_block",
+__all__ = ["INSUFFICIENT", "Pipeline", "answer_dict", "ReaderSettings", "Tally", "chat_text", "choice_answer", "evidence_block",
            "focus", "free_text_answer", "judge_first_claim", "read_choice", "read_grounded_choice",
            "with_support_quote"]
+
+
+def answer_dict(answer: Answer) -> dict:
+    """An Answer as JSON-ready data, each citation with its label (what the API and `ask --json` send)."""
+    d = asdict(answer)
+    d["citations"] = [{**asdict(c), "label": c.label} for c in answer.citations]
+    return d
 
 
 @runtime_checkable

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from medground.pipelines.config import PipelineConfig
     from medground.retrieve.engine import RetrievalEngine
 
-from medground.paths import SHIPPED_CONFIGS as CONFIGS
+from medground.pipelines.base import answer_dict
 
 
 def parse_options(pairs: list[str]) -> dict[str, str]:
@@ -36,12 +36,6 @@ def parse_options(pairs: list[str]) -> dict[str, str]:
             raise typer.BadParameter(f"expected LETTER=TEXT, got {pair!r}", param_hint="--option")
         options[letter.strip().upper()] = text.strip()
     return options
-
-
-def answer_dict(answer: Answer) -> dict:
-    d = asdict(answer)
-    d["citations"] = [{**asdict(c), "label": c.label} for c in answer.citations]
-    return d
 
 
 def print_answer(question: Question, answer: Answer) -> None:

@@ -39,7 +39,8 @@ from medground.index.stores import StoreMissingError
 from medground.llm import cancel
 from medground.llm.base import LLMError
 from medground.pipelines.base import Pipeline
-from medground.pipelines.commands import CONFIGS, answer_dict
+from medground.paths import SHIPPED_CONFIGS as CONFIGS
+from medground.pipelines.base import answer_dict
 from medground.pipelines.config import PipelineConfig, load_pipeline_config
 from medground.protocols import EmptyQueryError
 from medground.schema import Passage, Question

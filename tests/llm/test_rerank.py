@@ -7,10 +7,13 @@ import pytest
 from medground import registry
 from medground.llm.base import ChatResult, LLMSettings, TokenLogprob
 from medground.retrieve.base import EmptyQueryError, Reranker
-from medground.retrieve.llm_rerank import LLMRerankSettings, LLMYesNoReranker, make_llm_yesno
-from medground.schema import Passage
+from medground.llm.rerank import LLMRerankSettings, LLMYesNoReranker, make_llm_yesno
+from medground.schema import Chunk, Passage
 
-from ._fakes import chunk
+
+def chunk(cid: str, text: str = "") -> Chunk:
+    return Chunk(chunk_id=cid, doc_id="doc", corpus="test", source_path="doc.xml", text=text or f"text of {cid}",
+                 title="Title doc", book="Book", chapter="Ch 1", section_path=("Sec",), char_start=0, char_end=0)
 
 
 def _yes_no(p_yes: float | None, p_no: float | None, extra: tuple[str, float] = ("The", -5.0)) -> ChatResult:
