@@ -31,3 +31,27 @@ class ScriptedLLM:
 
 def confidence_json(scores: dict[str, int], choice: str) -> str:
     return json.dumps({**scores, "choice": choice})
+
+
+def yes_no_result(yes: float, no: float) -> ChatResult:
+    """A one-token yes/no answer with these log-probabilities among its top alternatives."""
+    top = sorted([("yes", yes), ("no", no)], key=lambda kv: -kv[1])
+    return ChatResult(text=top[0][0], prompt_tokens=1, completion_tokens=1,
+                      logprobs=[TokenLogprob(top[0][0], top[0][1], top)])
+
+
+class YesNoScriptedLLM(ScriptedLLM):
+    """A scripted LLM that answers yes/no to the prompts holding ``marker`` (a check or a judge),
+    with the log-probabilities ``yes_no(user message)`` gives; other prompts as ScriptedLLM."""
+
+    marker = ""
+
+    def yes_no(self, user: str) -> tuple[float, float]:
+        raise NotImplementedError
+
+    def chat(self, messages, **kwargs) -> ChatResult:
+        user = messages[-1]["content"]
+        if self.marker not in user:
+            return super().chat(messages, **kwargs)
+        self.calls.append({"user": user, **kwargs})
+        return yes_no_result(*self.yes_no(user))

@@ -11,7 +11,7 @@ from medground.reading.support import cited_numbers
 from medground.retrieve.engine import RetrievalEngine
 from medground.schema import Question
 
-from .scripted import ScriptedLLM
+from .scripted import ScriptedLLM, YesNoScriptedLLM
 
 
 def _engine(chunks, k=3):
@@ -148,24 +148,18 @@ def test_option_queries_retrieve_per_option_and_record_which_options_the_evidenc
     assert any("digoxin" in c.text.lower() for c in ans.citations)
 
 
-class VerifyingLLM(ScriptedLLM):
+class VerifyingLLM(YesNoScriptedLLM):
     """Letters favour A; the per-option check says yes only to ``right``."""
 
     def __init__(self, right: str):
         super().__init__(lambda u, k: "A", {"A": -0.2, "B": -1.9, "C": -4.0, "D": -4.0})
         self.right = right
 
-    def chat(self, messages, **kwargs):
-        from medground.llm.base import ChatResult, TokenLogprob
+    marker = "Proposed answer:"
 
-        user = messages[-1]["content"]
-        if "Proposed answer:" not in user:
-            return super().chat(messages, **kwargs)
-        self.calls.append({"user": user, **kwargs})
+    def yes_no(self, user: str) -> tuple[float, float]:
         yes = -0.05 if user.rstrip().split("Proposed answer:")[1].split("\n")[0].strip() == self.right else -3.0
-        top = sorted([("yes", yes), ("no", -3.05 - yes)], key=lambda kv: -kv[1])
-        return ChatResult(text=top[0][0], prompt_tokens=1, completion_tokens=1,
-                          logprobs=[TokenLogprob(top[0][0], top[0][1], top)])
+        return yes, -3.05 - yes
 
 
 @pytest.mark.parametrize("weight, expected", [(0.0, "A"), (0.7, "B")])
@@ -215,23 +209,17 @@ def test_the_entity_check_reads_whole_passages_with_their_headings(tiny_chunks, 
     assert ans.metadata.get("entity_missing") == ([named] if fires else None)
 
 
-class ClaimJudgingLLM(ScriptedLLM):
+class ClaimJudgingLLM(YesNoScriptedLLM):
     """Writes ``answer``; as the claim judge says yes with probability ``p_yes``."""
 
     def __init__(self, answer: str, p_yes: float):
         super().__init__(lambda u, k: answer)
         self.p_yes = p_yes
 
-    def chat(self, messages, **kwargs):
-        from medground.llm.base import ChatResult, TokenLogprob
+    marker = "Claim:"
 
-        user = messages[-1]["content"]
-        if "Claim:" not in user:
-            return super().chat(messages, **kwargs)
-        self.calls.append({"user": user, **kwargs})
-        top = sorted([("yes", math.log(self.p_yes)), ("no", math.log(1 - self.p_yes))], key=lambda kv: -kv[1])
-        return ChatResult(text=top[0][0], prompt_tokens=1, completion_tokens=1,
-                          logprobs=[TokenLogprob(top[0][0], top[0][1], top)])
+    def yes_no(self, user: str) -> tuple[float, float]:
+        return math.log(self.p_yes), math.log(1 - self.p_yes)
 
 
 @pytest.mark.parametrize("check, p_yes, kept", [
