@@ -188,3 +188,22 @@ def test_the_typer_can_read_the_question_apart_from_its_context(reader):
                           reader.settings.model_copy(update={"typer_reads": mode}))
         p_type, _ = r.type_probabilities(turn)
         assert typer.seen == seen and p_type[A.MECHANISM] == pytest.approx(p_mech)
+
+
+def test_an_entry_is_matched_against_the_other_drugs_names_never_its_own(reader, tmp_path):
+    """Amoxicillin's interactions list other drugs: matching them against "Aminopenicillin" (its own
+    class) found "Aminoglycosides"; they are matched against warfarin's names and class instead."""
+    catalog = DrugCatalog(
+        [Drug("warfarin", "warfarin", ["Coumadin"], "Anticoagulant"),
+         Drug("amoxicillin", "amoxicillin", ["Amoxil"], "Aminopenicillin")],
+        [DrugAttribute("warfarin", A.INTERACTIONS, "Many antibiotics and antifungals\nAlcohol", SRC),
+         DrugAttribute("amoxicillin", A.INTERACTIONS, "Aminoglycosides\nMethotrexate", SRC)])
+    store = DrugStore(tmp_path / "d.sqlite")
+    store.build(catalog)
+    r = ConsultReader(DrugRetriever(store), reader.typer, reader.embedder)
+    turns = ["My dad takes Coumadin and his dentist wants him on amoxicillin. Are those two OK together?"]
+    choices, _, _ = r.choose(turns, "warfarin", ["amoxicillin"])
+    amox = next(c for c in choices if c.drug.drug_id == "amoxicillin")
+    assert all(m.phrase.lower() not in {"amoxicillin", "aminopenicillin"} for m in amox.items)
+    war = next(c for c in choices if c.drug.drug_id == "warfarin")
+    assert war.best.text == "Many antibiotics and antifungals" and war.best.phrase in {"amoxicillin", "Aminopenicillin"}

@@ -134,3 +134,7 @@ def test_co_named_drugs_are_the_questions_own_never_a_relatives(retriever):
     # One the patient stopped is not taken together either; an earlier turn's drug is not the question's.
     assert co_named(retriever, ["I stopped taking warfarin last year. Is Advil safe?"], "ibuprofen") == []
     assert co_named(retriever, ["I take Coumadin.", "is Advil ok for a headache?"], "ibuprofen") == []
+    # Two medicines of the same relative are asked about together.
+    turns = ["My dad takes Coumadin and his dentist wants him to take Advil too. Is that safe together?"]
+    subject = resolve_subjects(retriever, turns)[0].drug_id
+    assert sorted([subject, *co_named(retriever, turns, subject)]) == ["ibuprofen", "warfarin"]

@@ -249,12 +249,14 @@ class ConsultReader:
             p_type = {t: p for t, p in p_type.items()}
             p_type[A.INTERACTIONS] = max(p_type.get(A.INTERACTIONS, 0.0), max(p_type.values()))
         names = self.drug_names(subject, others)
-        phrases = self.phrases(turns, names, others)
         rare = self.rare_words(question, names)
-        pvecs = self.embedder.encode_queries([p for p, _ in phrases]) if phrases else None
-        weights = np.array([w for _, w in phrases], dtype=np.float32)
         choices: list[EntryChoice] = []
         for drug in [subject, *others]:
+            # An entry is matched against the *other* named drugs (what an interactions entry would
+            # list), never against its own drug's name and class.
+            phrases = self.phrases(turns, names, [d for d in (subject, *others) if d is not drug])
+            pvecs = self.embedder.encode_queries([p for p, _ in phrases]) if phrases else None
+            weights = np.array([w for _, w in phrases], dtype=np.float32)
             items, vecs = self._items(drug.drug_id)
             for attr, its, iv in zip(self.entries(drug.drug_id), items, vecs):
                 if drug is not subject and attr.type is not A.INTERACTIONS:
@@ -418,8 +420,9 @@ class ConsultReader:
         if t in {A.ADVERSE_REACTIONS, A.INTERACTIONS, A.CONTRAINDICATIONS, A.WARNINGS} and is_yes_no(turn):
             near = best.best
             if near is not None and near.similarity >= s.item_floor:
+                what = "it is what you describe" if t is A.ADVERSE_REACTIONS else "it covers what you asked about"
                 return (f"The closest item listed among {drug}'s {PHRASE[t]} is \u201c{near.text}\u201d [1]; "
-                        f"whether it is what you describe is for your pharmacist or doctor to judge.", [])
+                        f"whether {what} is for your pharmacist or doctor to judge.", [])
             return (f"The database does not list what you describe among {drug}'s {PHRASE[t]} [1]; "
                     f"it lists: {'; '.join(all_items)}.", [])
         if t is A.DRUG_CLASS:

@@ -28,7 +28,7 @@ _OWN = re.compile(r"\b(my|i take|i'm taking|i am taking|i'm on|i am on|i('ve| ha
 # Someone else's medicine: "my husband takes X", "my sister said X is safer" — until the patient
 # speaks of themself again ("my wife is on X, but I take Y": Y is the patient's).
 _THIRD = re.compile(r"\b(husband|wife|partner|sister|brother|mother|mom|father|dad|son|daughter|friend|"
-                    r"neighbou?r|aunt|uncle|grand\w+|he|she|they)\b(?:(?!\b(?:i|i'm|me|my)\b)[^.?!]){0,30}$")
+                    r"neighbou?r|aunt|uncle|grand\w+|he|him|his|she|her|they|them|their)\b(?:(?!\b(?:i|i'm|me|my)\b)[^.?!]){0,30}$")
 _LEFT = re.compile(r"\b(used to (take|be on)|stopped( taking)?|switched (me )?(off|from)|no longer (take|on)|"
                    r"instead of|quit|came off|weaned off)\W+(\w+\W+){0,2}$")
 
@@ -99,14 +99,23 @@ def resolve_subjects(retriever: DrugRetriever, turns: list[str]) -> list[Subject
 
 def co_named(retriever: DrugRetriever, turns: list[str], subject_id: str | None) -> list[str]:
     """Other drugs the question is about together with the subject: those named in the last turn
-    as the patient's own or the question's, never a relative's or one the patient stopped ("my
-    wife is on warfarin, but I take Pradaxa … do I take it now?" is about Pradaxa alone)."""
+    and taken by the same person as the subject, never one stopped ("my wife is on warfarin, but
+    I take Pradaxa … do I take it now?" is about Pradaxa alone; "my dad takes Coumadin and his
+    dentist wants him on amoxicillin" is about both)."""
     if not turns or subject_id is None:
         return []
     last = len(turns) - 1
+    found = [m for m in mentions(retriever, turns) if m.turn == last]
+    # whose medicines are asked about: the subject's owner (the patient, or the relative whose
+    # two medicines the question is about: "my dad takes Coumadin … and amoxicillin")
+    owner = next((m.third_party for m in found if m.drug_id == subject_id), False)
+    # the same words read as another drug ("amoxicillin" is also a part of amoxicillin/clavulanate)
+    # are the subject again, not a second drug
+    spans = {m.position for m in found if m.drug_id == subject_id}
     out: list[str] = []
-    for m in mentions(retriever, turns):
-        if m.turn == last and m.drug_id != subject_id and not (m.third_party or m.left) and m.drug_id not in out:
+    for m in found:
+        if (m.drug_id != subject_id and m.position not in spans and m.third_party == owner and not m.left
+                and m.drug_id not in out):
             out.append(m.drug_id)
     return out
 
