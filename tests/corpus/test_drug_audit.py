@@ -59,7 +59,7 @@ def test_the_shipped_build_has_no_audit_error(shared_data, tmp_path):
 
 
 def test_audit_command_exits_1_on_errors(tmp_path):
-    from medground.corpus.drug_commands import app
+    from medground.cli.drugs import app
     from medground.corpus.drugs import DrugCatalog
     from medground.index.drugstore import DrugStore
 

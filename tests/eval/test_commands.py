@@ -4,8 +4,8 @@ from pathlib import Path
 from .eval_fakes import make_questions
 from typer.testing import CliRunner
 
-from medground.eval import commands
-from medground.eval.commands import app
+from medground.cli import eval as commands
+from medground.cli.eval import app
 from medground.eval.records import read_records
 
 REPO = Path(__file__).resolve().parents[2]

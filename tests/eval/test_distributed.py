@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from medground.eval.commands import app
+from medground.cli.eval import app
 from medground.eval.distributed import RayExecutor, RayExecutorSettings, WorkerLostError
 from medground.eval.records import read_records
 from medground.eval.runner import run_questions

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from .eval_fakes import FakePipeline, make_fake, make_questions, sweep_killed_midway
 
-from medground.eval.commands import app
+from medground.cli.eval import app
 from medground.eval.records import read_records
 from medground.eval.runner import RunAbortedError, SerialExecutor, ThreadExecutor, make_executor, run_questions
 from medground.eval.sweep import SweepSettings, run_sweep

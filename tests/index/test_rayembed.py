@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from medground.index import commands
+from medground.cli import index as commands
 from medground.index.fingerprint import ChunkList
 from medground.index.rayembed import split_aligned
 from medground.schema import Chunk

@@ -5,7 +5,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from medground.retrieve import commands
+from medground.cli import search as commands
 from medground.retrieve.engine import RetrievalEngine
 
 from ._fakes import KeywordRetriever, chunk

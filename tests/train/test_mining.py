@@ -109,7 +109,7 @@ def test_train_mine_never_mines_an_evaluated_question_or_its_near_duplicate(tmp_
 
     from medground.eval import datasets
     from medground.pipelines import factory
-    from medground.train.commands import app
+    from medground.cli.train import app
 
     train = [_q(f"t{i}", f"Which vitamin number {i} prevents neuropathy?", dataset="tr") for i in range(8)]
     evaluated = [_q(f"e{i}", f"Which enzyme number {i} is inhibited by warfarin?", dataset="ev") for i in range(8)]

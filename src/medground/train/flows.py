@@ -1,18 +1,24 @@
 """The flows behind `medground train biencoder` and `train reranker`: load labels, split them by
 question (stable), train on one side, check on the other, write heldout_eval.json beside the
-model. Failures a user can fix (no triplets, a wrong --answers set) are a clean exit 2."""
+model. Failures a user can fix (no triplets, a wrong --answers set, an unknown rule) raise
+TrainInputError, which the CLI turns into a clean exit 2."""
 
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import asdict
 from pathlib import Path
 
-import typer
+log = logging.getLogger(__name__)
+
+
+class TrainInputError(ValueError):
+    """A failure the user can fix by changing the command (no triplets, a wrong --answers set)."""
 
 
 def fine_tune_on_answers(candidates_files: list[Path], out: Path, holdout: float, seed: int, max_positives: int,
-                          settings, known: list[tuple[str, str]]) -> None:
+                          settings, known: list[tuple[str, str]]) -> dict:
     """The bi-encoder on answer-containment labels from stored candidates, through the same
     split / train / check flow as the feedback labels."""
     from medground.train.biencoder import answer_label_counts, answer_triplets, rank_candidates, train_biencoder
@@ -27,7 +33,7 @@ def fine_tune_on_answers(candidates_files: list[Path], out: Path, holdout: float
         return train_biencoder(triplets, out, settings, known_items=known)
 
     items = [it for f in candidates_files for it in load_candidates(f)]
-    train_and_check(items, lambda it: it[0].qid, out, holdout, seed, train=train,
+    return train_and_check(items, lambda it: it[0].qid, out, holdout, seed, train=train,
                     check=lambda side: {"base": rank_candidates(side, settings.base_model),
                                         "fine_tuned": rank_candidates(side, out)},
                     describe=lambda tr, te: {"rule": "answer", "max_positives": max_positives,
@@ -36,7 +42,7 @@ def fine_tune_on_answers(candidates_files: list[Path], out: Path, holdout: float
 
 
 def fine_tune_on_mined(mined_files: list[Path], out: Path, holdout: float, seed: int, max_positives: int,
-                        settings, known: list[tuple[str, str]], crossfit=None, judged=None) -> None:
+                        settings, known: list[tuple[str, str]], crossfit=None, judged=None) -> dict:
     """The bi-encoder on answer-aware mined labels; the held-out check orders each held-out
     question's own candidates, as for --candidates. With ``crossfit`` (``mining.CrossFit``) its
     fold is left out first. With ``judged`` (judgements, rule, margin) only the questions the reader
@@ -78,8 +84,8 @@ def fine_tune_on_mined(mined_files: list[Path], out: Path, holdout: float, seed:
     crossfit_info = None
     if crossfit is not None:
         items, crossfit_info = crossfit_training(items, crossfit)
-        typer.echo(json.dumps({"crossfit": crossfit_info}), err=True)
-    train_and_check(items, lambda it: question_key(it.question), out, holdout, seed, train=train,
+        log.warning("%s", json.dumps({"crossfit": crossfit_info}))
+    return train_and_check(items, lambda it: question_key(it.question), out, holdout, seed, train=train,
                     check=lambda side: {"base": rank_candidates([(it.question, it.passages) for it in side],
                                                                 settings.base_model),
                                         "fine_tuned": rank_candidates([(it.question, it.passages) for it in side], out)},
@@ -93,32 +99,30 @@ def fine_tune_on_mined(mined_files: list[Path], out: Path, holdout: float, seed:
 
 
 def fine_tune(feedback_files: list[Path], out: Path, rule: str, margin: float, holdout: float, seed: int, *,
-               train, check, answers: str | None = None) -> None:
+               train, check, answers: str | None = None) -> dict:
     """What both fine-tuning commands do: load the feedback (marking the passages that state the
     gold answer, if ``answers`` names the dataset), split it by question (stable), train on one
     side, check on the other, and write heldout_eval.json beside the model."""
     from medground.train.feedback import gold_answers, load_feedback, mark_answers
 
     if rule not in {"flip", "gain", "verified"}:
-        raise typer.BadParameter("expected flip, gain or verified", param_hint="--rule")
+        raise TrainInputError("--rule: expected flip, gain or verified")
     if rule == "verified" and not answers:
-        raise typer.BadParameter("rule verified needs --answers DATASET (the feedback's question set)",
-                                 param_hint="--answers")
+        raise TrainInputError("--answers: rule verified needs --answers DATASET (the feedback's question set)")
     judgements = [j for f in feedback_files for j in load_feedback(f)]
     if answers:
         try:
             judgements = mark_answers(judgements, gold_answers(answers))
         except (ValueError, KeyError) as exc:
-            typer.echo(f"error: --answers {answers}: {exc}", err=True)
-            raise typer.Exit(2) from None
-    train_and_check(judgements, lambda j: j.qid, out, holdout, seed, train=train, check=check,
+            raise TrainInputError(f"--answers {answers}: {exc}") from None
+    return train_and_check(judgements, lambda j: j.qid, out, holdout, seed, train=train, check=check,
                     describe=lambda tr, te: {"rule": rule, "margin": margin, "answers": answers,
                                              "heldout_questions": len({j.qid for j in te})})
 
 
-def train_and_check(items: list, qid_of, out: Path, holdout: float, seed: int, *, train, check, describe) -> None:
+def train_and_check(items: list, qid_of, out: Path, holdout: float, seed: int, *, train, check, describe) -> dict:
     """Split the labelled items by question (stable), train on one side, check on the other, and
-    write heldout_eval.json beside the model; a ValueError from training is a clean exit 2."""
+    write heldout_eval.json beside the model; a ValueError from training is a TrainInputError."""
     from medground.train.feedback import heldout
 
     train_side = [x for x in items if not heldout(qid_of(x), holdout, seed)]
@@ -126,8 +130,7 @@ def train_and_check(items: list, qid_of, out: Path, holdout: float, seed: int, *
     try:
         report = train(train_side)
     except ValueError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+        raise TrainInputError(str(exc)) from None
     result: dict = {"train": asdict(report), "split": {"holdout": holdout, "seed": seed},
                     **describe(train_side, test_side)}
     if test_side:
@@ -136,4 +139,4 @@ def train_and_check(items: list, qid_of, out: Path, holdout: float, seed: int, *
         except ValueError as exc:
             result["heldout"] = {"error": str(exc)}
     (out / "heldout_eval.json").write_text(json.dumps(result, indent=2) + "\n")
-    typer.echo(json.dumps(result, indent=2))
+    return result

@@ -5,7 +5,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from medground.corpus.drug_commands import app
+from medground.cli.drugs import app
 
 runner = CliRunner()
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from medground.corpus.commands import corpus_app, data_app
+from medground.cli.corpus import corpus_app, data_app
 from medground.corpus.sources import PINS, check_pin, pin_named, tree_sha256
 
 runner = CliRunner()

@@ -17,26 +17,26 @@ app = typer.Typer(
 
 # (module, attribute, name, help). A group whose optional extra is not installed is left out.
 _GROUPS: list[tuple[str, str, str, str]] = [
-    ("medground.corpus.commands", "data_app", "data", "Pull and verify the source data."),
-    ("medground.corpus.commands", "corpus_app", "corpus", "Ingest sources into the chunk store; stats."),
-    ("medground.corpus.drug_commands", "app", "drugs", "The entity-oriented medicine database."),
-    ("medground.index.commands", "app", "index", "Build and inspect retrieval indexes."),
-    ("medground.index.store_commands", "app", "store", "The chunk store: SQLite or PostgreSQL."),
-    ("medground.llm.commands", "app", "models", "Pull and list local model weights."),
-    ("medground.train.commands", "app", "train", "LLM-feedback labels and a reranker fine-tuned on them."),
+    ("medground.cli.corpus", "data_app", "data", "Pull and verify the source data."),
+    ("medground.cli.corpus", "corpus_app", "corpus", "Ingest sources into the chunk store; stats."),
+    ("medground.cli.drugs", "app", "drugs", "The entity-oriented medicine database."),
+    ("medground.cli.index", "app", "index", "Build and inspect retrieval indexes."),
+    ("medground.cli.store", "app", "store", "The chunk store: SQLite or PostgreSQL."),
+    ("medground.cli.models", "app", "models", "Pull and list local model weights."),
+    ("medground.cli.train", "app", "train", "LLM-feedback labels and a reranker fine-tuned on them."),
 ]
 
 # Single commands (module, attribute, name): their module holds one typer app with one command.
 _COMMANDS: list[tuple[str, str, str]] = [
-    ("medground.retrieve.commands", "app", "search"),
-    ("medground.pipelines.commands", "ask_app", "ask"),
-    ("medground.pipelines.commands", "demo_app", "demo"),
-    ("medground.eval.commands", "eval_app", "eval"),
-    ("medground.eval.commands", "sweep_app", "sweep"),
-    ("medground.eval.commands", "report_app", "report"),
-    ("medground.eval.commands", "coverage_app", "coverage"),
-    ("medground.eval.commands", "attribution_app", "attribution"),
-    ("medground.serve.commands", "app", "serve"),
+    ("medground.cli.search", "app", "search"),
+    ("medground.cli.ask", "ask_app", "ask"),
+    ("medground.cli.ask", "demo_app", "demo"),
+    ("medground.cli.eval", "eval_app", "eval"),
+    ("medground.cli.eval", "sweep_app", "sweep"),
+    ("medground.cli.eval", "report_app", "report"),
+    ("medground.cli.eval", "coverage_app", "coverage"),
+    ("medground.cli.eval", "attribution_app", "attribution"),
+    ("medground.cli.serve", "app", "serve"),
 ]
 
 

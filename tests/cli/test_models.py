@@ -5,7 +5,7 @@ import json
 from typer.testing import CliRunner
 
 from medground.llm import models
-from medground.llm.commands import app
+from medground.cli.models import app
 
 runner = CliRunner()
 
@@ -28,7 +28,7 @@ def test_pull_unknown_model_fails_with_json_error(tmp_path, monkeypatch):
 
 def test_pull_json_reports_path(monkeypatch, tmp_path):
     target = tmp_path / "SmolLM2.gguf"
-    monkeypatch.setattr("medground.llm.commands.pull", lambda name, d, progress, verify: target)
+    monkeypatch.setattr("medground.cli.models.pull", lambda name, d, progress, verify: target)
     res = runner.invoke(app, ["pull", "smollm2-135m", "--json"])
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)

@@ -193,10 +193,10 @@ def reranker(
     from medground.train.flows import fine_tune
     from medground.train.reranker import RerankerTrainSettings, evaluate, train_reranker
 
-    fine_tune(feedback_files, out, rule, margin, holdout, seed, answers=answers,
-              train=lambda js: train_reranker(training_pairs(js, rule, margin, max_negatives=max_negatives), out,
-                                              RerankerTrainSettings(base_model=base_model, epochs=epochs, seed=seed)),
-              check=lambda js: evaluate(js, out, rule=rule, margin=margin))
+    _report(fine_tune, feedback_files, out, rule, margin, holdout, seed, answers=answers,
+            train=lambda js: train_reranker(training_pairs(js, rule, margin, max_negatives=max_negatives), out,
+                                            RerankerTrainSettings(base_model=base_model, epochs=epochs, seed=seed)),
+            check=lambda js: evaluate(js, out, rule=rule, margin=margin))
 
 
 @app.command()
@@ -266,7 +266,7 @@ def biencoder(
     settings = BiEncoderTrainSettings(base_model=base_model, epochs=epochs, batch_size=batch_size,
                                       learning_rate=lr, threads=threads, seed=seed, device=device)
     if candidates_files:
-        fine_tune_on_answers(candidates_files, out, holdout, seed, max_positives, settings, known)
+        _report(fine_tune_on_answers, candidates_files, out, holdout, seed, max_positives, settings, known)
         return
     if mined_files:
         from medground.train.mining import CrossFit
@@ -281,12 +281,24 @@ def biencoder(
             from medground.train.feedback import load_feedback
 
             judged = ([j for f in judged_files for j in load_feedback(f)], rule, margin)
-        fine_tune_on_mined(mined_files, out, holdout, seed, max_positives, settings, known, crossfit, judged)
+        _report(fine_tune_on_mined, mined_files, out, holdout, seed, max_positives, settings, known, crossfit, judged)
         return
-    fine_tune(feedback_files, out, rule, margin, holdout, seed, answers=answers,
-              train=lambda js: train_biencoder(feedback_triplets(js, rule, margin), out, settings, known_items=known),
-              check=lambda js: {"base": rank_judged(js, base_model, rule=rule, margin=margin),
-                                "fine_tuned": rank_judged(js, out, rule=rule, margin=margin)})
+    _report(fine_tune, feedback_files, out, rule, margin, holdout, seed, answers=answers,
+            train=lambda js: train_biencoder(feedback_triplets(js, rule, margin), out, settings, known_items=known),
+            check=lambda js: {"base": rank_judged(js, base_model, rule=rule, margin=margin),
+                              "fine_tuned": rank_judged(js, out, rule=rule, margin=margin)})
+
+
+def _report(flow, *args, **kwargs) -> None:
+    """Run a training flow and print its held-out report; a failure the user can fix is a clean exit 2."""
+    from medground.train.flows import TrainInputError
+
+    try:
+        result = flow(*args, **kwargs)
+    except TrainInputError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    typer.echo(json.dumps(result, indent=2))
 
 
 @app.command("toolcall-data")

@@ -49,7 +49,7 @@ def resolve_factory(spec: str | None = None) -> PipelineFactory:
         raise FactoryMissingError(
             f"no pipeline factory at {spec!r} ({exc}). Pipelines are connected through a function "
             "`make_pipeline(run_config: dict) -> Pipeline`; pass --factory module:function or set "
-            "medground.eval.commands.PIPELINE_FACTORY") from None
+            "medground.cli.eval.PIPELINE_FACTORY") from None
     if not callable(fn):
         raise FactoryMissingError(f"{spec!r} is not callable")
     return fn

@@ -7,7 +7,7 @@ from dataclasses import asdict
 
 from typer.testing import CliRunner
 
-from medground.train.commands import app
+from medground.cli.train import app
 from medground.train.feedback import Judgement
 
 

@@ -3,7 +3,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from medground.index import commands
+from medground.cli import index as commands
 from medground.index.fingerprint import ChunkList, index_dir
 from medground.schema import Chunk
 
