@@ -113,7 +113,3 @@ def main() -> None:
     except StoreConnectionError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(1)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    main()
