@@ -28,7 +28,7 @@ CLAIMS = DATA / "claims_labelled.jsonl"
 
 def passages() -> dict[str, str]:
     """item id → "book / chapter / section: text" of its answering chunk."""
-    from medground.index.stores import open_store
+    from medground.store.settings import open_store
 
     items = [json.loads(line) for f in ("answerable_textbooks.jsonl", "newchapter_textbooks.jsonl")
              for line in (DATA / f).read_text().splitlines() if line.strip()]

@@ -44,10 +44,10 @@ def save(section: str, payload: dict) -> None:
 def eligible_items():
     """(store, DrugRetriever, the Medication QA items the database can answer) — the source of
     the single-turn set and of the generated multi-turn dialogues (eval/dialogues.py)."""
-    from medground.corpus.drugs import normalize_name
+    from medground.drug_schema import normalize_name
     from medground.eval import dialogues
     from medground.eval.datasets import load_dataset
-    from medground.index.drugstore import DrugStore
+    from medground.store.drugs import DrugStore
     from medground.retrieve.drugs import DrugRetriever
 
     store = DrugStore()

@@ -144,7 +144,7 @@ def main() -> None:
     ap.add_argument("--config", default="drugrag")
     args = ap.parse_args()
 
-    from medground.index.drugstore import DrugStore
+    from medground.store.drugs import DrugStore
     from medground.pipelines.config import load_pipeline_config, resolve_pipeline
     from medground.pipelines.factory import build_pipeline
     from medground.schema import Question

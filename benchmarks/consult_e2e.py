@@ -143,7 +143,7 @@ def medqa_items(split: str, store) -> list[dict]:
 def generated_items(split: str) -> list[dict]:
     from medground.eval import dialogues
     from medground.eval.datasets import load_dataset
-    from medground.index.drugstore import DrugStore
+    from medground.store.drugs import DrugStore
     from medground.reading.splits import medication_qa_split
     from medground.retrieve.drugs import DrugRetriever
 
@@ -151,7 +151,7 @@ def generated_items(split: str) -> list[dict]:
     retriever = DrugRetriever(store)
 
     def exact(name: str):
-        from medground.corpus.drugs import normalize_name
+        from medground.drug_schema import normalize_name
 
         hits = retriever.names.get(normalize_name(name).strip(), [])
         return hits[0][0] if hits else None
@@ -174,7 +174,7 @@ def as_question(item: dict):
 
 
 def load_sets(names: list[str], split: str, n: int) -> dict[str, list[dict]]:
-    from medground.index.drugstore import DrugStore
+    from medground.store.drugs import DrugStore
 
     store = DrugStore()
     makers = {"written": lambda: written_items(split), "medqa": lambda: medqa_items(split, store),
@@ -193,7 +193,7 @@ def load_sets(names: list[str], split: str, n: int) -> dict[str, list[dict]]:
 
 def fit_cmd(args) -> None:
     """Fit the reply's weights on the dev split of the chosen sets (never the test split)."""
-    from medground.index.drugstore import DrugStore
+    from medground.store.drugs import DrugStore
     from medground.reading.consult import ConsultReader
     from medground.reading.consult_fit import FitExample, fit
     from medground.reading.consult_typer import load_consult_typer
@@ -328,7 +328,7 @@ def judge_labelled(row: dict, labels: dict, answer, first: str, store_entries: d
 
 
 def e2e_cmd(args) -> None:
-    from medground.index.drugstore import DrugStore
+    from medground.store.drugs import DrugStore
     from medground.pipelines.config import load_pipeline_config
     from medground.pipelines.factory import build_pipeline
 
@@ -441,8 +441,8 @@ def sheet_cmd(args) -> None:
     """The labelling sheet for the written set's answering entries (benchmarks/data/consult_written.md):
     each answerable dialogue with every entry of its subject and second drug, items numbered. It
     holds no reply of any reader, so whoever labels it never sees what the system said."""
-    from medground.corpus.drugs import normalize_name
-    from medground.index.drugstore import DrugStore
+    from medground.drug_schema import normalize_name
+    from medground.store.drugs import DrugStore
     from medground.reading.consult_text import split_items
     from medground.retrieve.drugs import DrugRetriever
 

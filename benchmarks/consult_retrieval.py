@@ -57,10 +57,10 @@ def rates(ranks: list[tuple[int | None, int | None]]) -> dict:
 
 
 def retrieval(args) -> None:
-    from medground.corpus.drugs import normalize_name
+    from medground.drug_schema import normalize_name
     from medground.eval import dialogues
     from medground.eval.datasets import load_dataset
-    from medground.index.drugstore import DrugStore
+    from medground.store.drugs import DrugStore
     from medground.retrieve.drug_subject import resolve_subjects, subject_query
     from medground.retrieve.drugs import DrugRetriever
 

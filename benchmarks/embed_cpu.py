@@ -132,7 +132,7 @@ def padding_waste(lengths: np.ndarray, batch: int = 32, block: int = 256, seed: 
 # --------------------------------------------------------------------------------------- data
 
 def load_sample(n: int, seed: int, corpora=None):
-    from medground.index.store import ChunkStore
+    from medground.store.chunks import ChunkStore
 
     store = ChunkStore(Path(os.environ.get("MEDGROUND_STORE_PATH", ".medground/store.sqlite")))
     chunks = list(store.iter_chunks(corpora))

@@ -24,7 +24,7 @@ from rich.table import Table
 from medground import paths
 from medground.corpus.chunking import ChunkerSettings
 from medground.corpus.ingest import ingest, parse_sources
-from medground.index.store import ChunkStore
+from medground.store.chunks import ChunkStore
 
 RESULTS = Path(__file__).resolve().parent / "results" / "ingest.json"
 

@@ -57,7 +57,7 @@ def main() -> None:
 
     from medground.index.bm25 import BM25Index, BM25Retriever
     from medground.index.fingerprint import ChunkList
-    from medground.index.pgstore import connect
+    from medground.store.postgres import connect
     from medground.schema import Passage
 
     chunks, questions = pubmedqa(data_root())

@@ -166,7 +166,7 @@ def pubmedqa(args) -> None:
 # --- medicine database ----------------------------------------------------------------------
 def drugs(args) -> None:
     from medground.eval import drugqa
-    from medground.index.drugstore import DrugStore
+    from medground.store.drugs import DrugStore
     from medground.pipelines.base import Tally
     from medground.pipelines.drugrag import DrugRagPipeline, DrugRagSettings
     from medground.reading.consult import record_citation

@@ -35,7 +35,7 @@ from medground.index.dense import DenseIndex, DenseRetriever, DenseSettings
 from medground.index.embedders import load_embedder
 from medground.index.fingerprint import ChunkList
 from medground.index.sections import SectionIndex
-from medground.index.store import ChunkStore
+from medground.store.chunks import ChunkStore
 from medground.index.text import BM25Settings
 from medground.paths import data_root
 from medground.retrieve.fusion import RRFFuser

@@ -241,7 +241,7 @@ def states(text: str, accept: list[str]) -> bool:
 
 
 def freetable(args) -> None:
-    from medground.index.stores import open_store
+    from medground.store.settings import open_store
     from medground.reading.support import claims_supported
 
     items = load_free(args.split)

@@ -112,7 +112,7 @@ def faiss_rows(xb: np.ndarray, xq: np.ndarray, k: int, args) -> tuple[list[dict]
 def pgvector_row(xb: np.ndarray, xq: np.ndarray, truth: np.ndarray, k: int, url: str, args) -> dict:
     from medground.index.dense import DenseSettings
     from medground.index.fingerprint import IndexFingerprint
-    from medground.index.pgstore import connect
+    from medground.store.postgres import connect
     from medground.index.pgvector import PgVectorIndex
 
     n = len(xb)
@@ -145,8 +145,8 @@ def real_rows(url: str, args) -> dict:
     from medground.eval.datasets import load_dataset, subset
     from medground.index.dense import DenseSettings, open_dense
     from medground.index.embedders import load_embedder
-    from medground.index.pgstore import PgChunkStore, connect, migrate
-    from medground.index.store import ChunkStore
+    from medground.store.postgres import PgChunkStore, connect, migrate
+    from medground.store.chunks import ChunkStore
 
     admin = connect(url)
     db = f"mg_scale_{uuid.uuid4().hex[:8]}"

@@ -5,7 +5,7 @@ import pytest
 from typer.testing import CliRunner
 
 from medground.corpus.drug_audit import audit, local_route, resolve_brand_conflicts
-from medground.corpus.drugs import Drug, NameLexicon
+from medground.drug_schema import Drug, NameLexicon
 
 
 def _drugs():
@@ -48,7 +48,7 @@ def test_resolution_keeps_a_brand_where_the_lexicon_puts_it():
 @pytest.mark.slow
 def test_the_shipped_build_has_no_audit_error(shared_data, tmp_path):
     from medground.corpus.drug_builders import build_catalog
-    from medground.corpus.drugs import load_drug_ner_lexicon
+    from medground.drug_schema import load_drug_ner_lexicon
 
     lexicon = load_drug_ner_lexicon()
     catalog = build_catalog(shared_data, lexicon)
@@ -60,8 +60,8 @@ def test_the_shipped_build_has_no_audit_error(shared_data, tmp_path):
 
 def test_audit_command_exits_1_on_errors(tmp_path):
     from medground.cli.drugs import app
-    from medground.corpus.drugs import DrugCatalog
-    from medground.index.drugstore import DrugStore
+    from medground.drug_schema import DrugCatalog
+    from medground.store.drugs import DrugStore
 
     store = DrugStore(tmp_path / "drugs.sqlite")
     store.build(DrugCatalog(_drugs(), []))

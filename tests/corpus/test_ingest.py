@@ -14,7 +14,7 @@ from medground.corpus.ingest import (
     parse_sources,
     source_set,
 )
-from medground.index.store import ChunkStore
+from medground.store.chunks import ChunkStore
 
 
 def write_jsonl(path: Path, records: list[dict | str]) -> Path:

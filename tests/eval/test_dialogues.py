@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from medground.corpus.drugs import AttributeType as A
-from medground.corpus.drugs import Drug, DrugAttribute
+from medground.drug_schema import AttributeType as A
+from medground.drug_schema import Drug, DrugAttribute
 from medground.eval import dialogues
 from medground.schema import Question
 

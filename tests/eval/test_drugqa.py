@@ -1,5 +1,5 @@
-from medground.corpus.drugs import AttributeType as A
-from medground.corpus.drugs import Drug, DrugAttribute
+from medground.drug_schema import AttributeType as A
+from medground.drug_schema import Drug, DrugAttribute
 from medground.eval.drugqa import generate, mentions, record_items, supported
 
 SRC = "openstax-prototype:m1#t"

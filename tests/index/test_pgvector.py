@@ -9,11 +9,11 @@ from typer.testing import CliRunner
 from medground.index.dense import DenseIndex, DenseRetriever, DenseSettings, dense_dir, open_dense
 from medground.index.embedders import EmbedderSettings, OnnxMiniLMEmbedder
 from medground.index.fingerprint import IndexFingerprint, IndexNotFoundError, StaleIndexError
-from medground.index.store import ChunkStore, ManifestEntry
+from medground.store.chunks import ChunkStore, ManifestEntry
 from medground.schema import Chunk, Document
 
 pytest.importorskip("pgserver")
-from medground.index.pgstore import PgChunkStore, StoreConnectionError, migrate, redact  # noqa: E402
+from medground.store.postgres import PgChunkStore, StoreConnectionError, migrate, redact  # noqa: E402
 from medground.index.pgvector import PgVectorIndex  # noqa: E402
 
 from .test_dense import TEXTS  # noqa: E402  (the same eight chunks as the FAISS tests)

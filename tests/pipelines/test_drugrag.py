@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from medground.corpus.drugs import AttributeType as A
-from medground.corpus.drugs import Drug, DrugAttribute, DrugCatalog
-from medground.index.drugstore import DrugStore
+from medground.drug_schema import AttributeType as A
+from medground.drug_schema import Drug, DrugAttribute, DrugCatalog
+from medground.store.drugs import DrugStore
 from medground.pipelines.drugrag import DrugRagPipeline, DrugRagSettings, dialogue_of
 from medground.retrieve.drugs import make_drug_retriever
 from medground.retrieve.engine import RetrievalEngine

@@ -4,9 +4,9 @@ no medicine is named. Real bundled MiniLM and the shipped typer; a small databas
 
 import pytest
 
-from medground.corpus.drugs import AttributeType as A
-from medground.corpus.drugs import Drug, DrugAttribute, DrugCatalog
-from medground.index.drugstore import DrugStore
+from medground.drug_schema import AttributeType as A
+from medground.drug_schema import Drug, DrugAttribute, DrugCatalog
+from medground.store.drugs import DrugStore
 from medground.reading.consult import ConsultReader
 from medground.reading.consult_text import content_phrases, is_yes_no, split_items
 from medground.reading.splits import medication_qa_split, split_of

@@ -69,7 +69,7 @@ def test_empty_query_exits_2(q, seen):
 
 def test_sections_without_a_section_index_is_a_clear_error(seen):
     from medground import paths
-    from medground.index.store import ChunkStore
+    from medground.store.chunks import ChunkStore
 
     res = runner.invoke(commands.app, ["aspirin", "--sections", "3"])
     assert res.exit_code == 1 and "no chunk store" in res.output and "medground corpus ingest" in res.output

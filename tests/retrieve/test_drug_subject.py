@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from medground.corpus.drugs import AttributeType as A
-from medground.corpus.drugs import Drug, DrugAttribute, DrugCatalog
-from medground.index.drugstore import DrugStore
+from medground.drug_schema import AttributeType as A
+from medground.drug_schema import Drug, DrugAttribute, DrugCatalog
+from medground.store.drugs import DrugStore
 from medground.retrieve.drug_subject import co_named, resolve_subjects
 from medground.retrieve.drugs import DrugRetriever, DrugRetrieverSettings
 

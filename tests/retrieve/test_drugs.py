@@ -5,10 +5,10 @@ from pathlib import Path
 import pytest
 
 from medground import registry
-from medground.corpus.drugs import AttributeType as A
+from medground.drug_schema import AttributeType as A
 from medground.corpus.drug_builders import build_catalog
-from medground.corpus.drugs import Drug, DrugAttribute, DrugCatalog
-from medground.index.drugstore import DrugStore
+from medground.drug_schema import Drug, DrugAttribute, DrugCatalog
+from medground.store.drugs import DrugStore
 from medground.retrieve.base import EmptyQueryError
 from medground.retrieve.drugs import (
     DrugRetriever,

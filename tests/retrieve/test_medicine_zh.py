@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from medground.corpus.drugs import AttributeType as A
+from medground.drug_schema import AttributeType as A
 from medground.eval.loaders import parse_medicineqa_prompt
 from medground.retrieve.medicine_zh import ZhMedicineSearch, base_name, catalog_from_medicineqa, zh_tokens
 from medground.schema import Question

@@ -86,7 +86,7 @@ def test_resource_faults_are_503_with_retry_after_and_no_paths(exc, said):
 
 
 def test_a_missing_chunk_store_is_503_naming_the_command_and_is_never_recreated(tmp_path, monkeypatch):
-    from medground.index.stores import StoreMissingError, open_store
+    from medground.store.settings import StoreMissingError, open_store
 
     monkeypatch.setenv("MEDGROUND_HOME", str(tmp_path))
     with pytest.raises(StoreMissingError, match="medground corpus ingest"):

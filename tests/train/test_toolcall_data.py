@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from medground.corpus.drugs import AttributeType as A
-from medground.corpus.drugs import Drug, DrugAttribute
+from medground.drug_schema import AttributeType as A
+from medground.drug_schema import Drug, DrugAttribute
 from medground.train.toolcall_data import build, split_of, write_jsonl
 
 DRUGS = [Drug("lisinopril", "lisinopril", ["Zestril"]), Drug("ibuprofen", "ibuprofen", ["Advil"]),

@@ -105,7 +105,7 @@ def main() -> None:
     are printed as one line instead of a traceback, wherever in a command they surface."""
     import sys
 
-    from medground.index.pgstore import StoreConnectionError
+    from medground.store.postgres import StoreConnectionError
 
     exit_on_signals()
     try:

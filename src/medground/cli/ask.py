@@ -146,7 +146,7 @@ def demo(
 ) -> None:
     """Ingest the six shared textbooks, build the BM25 index, and answer questions with citations."""
     from medground.corpus.ingest import ingest, source_set
-    from medground.index.store import ChunkStore
+    from medground.store.chunks import ChunkStore
     from medground.paths import data_root
     from medground.pipelines.factory import build_pipeline
 

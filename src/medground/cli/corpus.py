@@ -132,8 +132,8 @@ STORE_HELP = ("chunk store: a SQLite file or a postgresql:// URL ('postgres' = t
 
 
 def _open_store(store: str | None, as_json: bool = False):
-    from medground.index.pgstore import StoreConnectionError
-    from medground.index.stores import open_store
+    from medground.store.postgres import StoreConnectionError
+    from medground.store.settings import open_store
 
     try:
         return open_store(store)

@@ -27,7 +27,7 @@ def build(
 ) -> None:
     """Build the database from the Pharmacology book tables and the FDA label sections."""
     from medground.corpus.drug_builders import build_catalog
-    from medground.index.drugstore import DrugStore
+    from medground.store.drugs import DrugStore
 
     root = paths.data_root(data)
     with console.status("reading drug tables and labels…", spinner="dots"):
@@ -59,7 +59,7 @@ def stats(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Counts: drugs, attributes per type, drugs with ≥ 4 attribute types, per source."""
-    from medground.index.drugstore import DrugStore
+    from medground.store.drugs import DrugStore
 
     with DrugStore(db) as store:
         store.require_built()
@@ -87,8 +87,8 @@ def audit(
     near-duplicate drugs, drugs whose entries describe only a local (eye, ear, skin) product.
     Exits 1 when there is an error."""
     from medground.corpus.drug_audit import audit as run_audit
-    from medground.corpus.drugs import load_drug_ner_lexicon
-    from medground.index.drugstore import DrugStore
+    from medground.drug_schema import load_drug_ner_lexicon
+    from medground.store.drugs import DrugStore
 
     with DrugStore(db) as store:
         store.require_built()
@@ -115,7 +115,7 @@ def search(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Entity-first search: the drug, then its attributes that fit the keywords."""
-    from medground.index.drugstore import DrugStore
+    from medground.store.drugs import DrugStore
     from medground.retrieve.drugs import DrugRetriever
 
     with DrugStore(db) as store:

@@ -313,7 +313,7 @@ def attribution_cmd(
     it cites; citation precision and recall. Writes RUN_DIR/attribution.json (the report shows it)."""
     from medground.eval import attribution as attr
     from medground.eval.records import CorruptRecordsError, read_run, write_json_atomic
-    from medground.index.stores import StoreMissingError, open_store
+    from medground.store.settings import StoreMissingError, open_store
 
     try:
         _, records = read_run(run_dir)

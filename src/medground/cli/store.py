@@ -24,9 +24,9 @@ def migrate(
     to pgvector by `MEDGROUND_STORE=URL medground index build --retrievers dense` (cached
     embeddings are reused, nothing is re-embedded)."""
     from medground import paths
-    from medground.index.pgstore import PgChunkStore, StoreConnectionError, migrate as copy_units
-    from medground.index.store import ChunkStore
-    from medground.index.stores import StoreSettings
+    from medground.store.postgres import PgChunkStore, StoreConnectionError, migrate as copy_units
+    from medground.store.chunks import ChunkStore
+    from medground.store.settings import StoreSettings
 
     target_settings = StoreSettings.parse(to)
     if target_settings.backend != "postgres":

@@ -309,7 +309,7 @@ def toolcall_data(
     dev_share: float = typer.Option(0.1, min=0.0, max=0.9, help="Share of drugs kept for the dev split."),
 ) -> None:
     """Build RagPULSE's distillation data: consultations → search_engine(keywords), from the database."""
-    from medground.index.drugstore import DrugStore
+    from medground.store.drugs import DrugStore
     from medground.train.toolcall_data import build, write_jsonl
 
     store = DrugStore()

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Literal
 
-from medground.corpus.drugs import Drug, NameLexicon, normalize_name
+from medground.drug_schema import Drug, NameLexicon, normalize_name
 
 Severity = Literal["error", "warning", "info"]
 # Local routes of administration (the FDA route vocabulary's local ones), as drug classes name them.

@@ -1,4 +1,4 @@
-"""Builders that fill the drug database (:mod:`medground.corpus.drugs`) from the shared data.
+"""Builders that fill the drug database (:mod:`medground.drug_schema`) from the shared data.
 
 Sources (see :func:`build_catalog`):
 - ``openstax-prototype``: Pharmacology for Nurses "Drug Prototype Table"s (cells of bold
@@ -7,7 +7,7 @@ Sources (see :func:`build_catalog`):
   first cell is "generic\\n(Brand, Brand)" — the book's own brand↔generic links;
 - ``fda-tac2017``: FDA label sections, keyed by brand (label_id), linked to a generic name;
 - ``drug-ner`` (optional extra ``drugs``): the name→synonyms lexicon, used only to link and
-  enrich names (:func:`~medground.corpus.drugs.load_drug_ner_lexicon`).
+  enrich names (:func:`~medground.drug_schema.load_drug_ner_lexicon`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from collections import Counter
 from pathlib import Path
 
 from medground.corpus.base import BadInputError
-from medground.corpus.drugs import (
+from medground.drug_schema import (
     AttributeType,
     Drug,
     DrugAttribute,

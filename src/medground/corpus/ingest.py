@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict
 from medground.corpus.base import BadInputError, BadRecord, ErrorPolicy
 from medground.corpus.chunking import CHUNKER_VERSION, ChunkerSettings, make_chunker
 from medground.corpus.sources import tree_sha256
-from medground.index.store import ChunkStore, ManifestEntry
+from medground.store.chunks import ChunkStore, ManifestEntry
 from medground.registry import create
 from medground.schema import Chunk, Document
 

@@ -22,7 +22,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from medground.corpus.drugs import AttributeType, Drug, DrugAttribute
+from medground.drug_schema import AttributeType, Drug, DrugAttribute
 
 _INTRO = ["My doctor started me on {name} last month.", "I was prescribed {name} a few weeks ago.",
           "I have been taking {name} since the spring.", "The pharmacy gave me {name} yesterday.",

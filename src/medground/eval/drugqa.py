@@ -25,7 +25,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from medground.corpus.drugs import AttributeType, Drug, DrugAttribute
+from medground.drug_schema import AttributeType, Drug, DrugAttribute
 from medground.schema import Question
 
 A = AttributeType

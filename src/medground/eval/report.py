@@ -262,7 +262,7 @@ def attribution_table(runs: list[LoadedRun]) -> Table | None:
             got = json.loads(saved.read_text(encoding="utf-8"))
         else:
             if store is None:
-                from medground.index.stores import StoreMissingError, open_store
+                from medground.store.settings import StoreMissingError, open_store
 
                 try:
                     store = open_store(must_exist=True)

@@ -311,7 +311,7 @@ def dense_dir(settings: DenseSettings, corpora: Sequence[str] | None, *, pgvecto
 
 
 def uses_pgvector(settings: DenseSettings, chunks: ChunkSource) -> bool:
-    from medground.index.stores import is_postgres
+    from medground.store.settings import is_postgres
 
     if settings.backend == "pgvector" and not is_postgres(chunks):
         raise ValueError("dense backend pgvector needs a Postgres chunk store "

@@ -36,7 +36,7 @@ class IndexNotFoundError(FileNotFoundError):
 
 @runtime_checkable
 class ChunkSource(Protocol):
-    """What indexes need from a chunk store (``medground.index.store.ChunkStore`` fits)."""
+    """What indexes need from a chunk store (``medground.store.chunks.ChunkStore`` fits)."""
 
     def iter_chunks(self, corpora: Sequence[str] | None = None) -> Iterator[Chunk]: ...
 
@@ -205,7 +205,7 @@ def default_chunk_source(*, must_exist: bool = True) -> ChunkSource:
     """The project's chunk store (``medground corpus ingest`` fills it): $MEDGROUND_STORE when
     set (a Postgres URL or a SQLite path), else $MEDGROUND_HOME/store.sqlite. Readers require it
     to exist (``StoreMissingError`` names the command that builds it)."""
-    from medground.index.stores import open_store  # imported late: stores import this module
+    from medground.store.settings import open_store  # imported late: stores import this module
 
     return open_store(must_exist=must_exist)
 

@@ -43,7 +43,7 @@ log = logging.getLogger(__name__)
 
 def medicine_database_drugs() -> list:
     """The built medicine database's drugs (their names widen the entity check), else none."""
-    from medground.index.drugstore import DrugStore, default_path
+    from medground.store.drugs import DrugStore, default_path
 
     if not default_path().is_file():
         return []

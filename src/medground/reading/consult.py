@@ -28,7 +28,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from medground.corpus.drug_audit import local_route
-from medground.corpus.drugs import AttributeType, Drug, DrugAttribute
+from medground.drug_schema import AttributeType, Drug, DrugAttribute
 from medground.reading.consult_text import (
     WORD,
     content_phrases,

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from medground.corpus.drugs import AttributeType
+from medground.drug_schema import AttributeType
 from medground.reading.consult import ConsultReader, ConsultReplySettings
 
 

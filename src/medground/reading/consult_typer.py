@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from medground.corpus.drugs import AttributeType
+from medground.drug_schema import AttributeType
 from medground.retrieve.drug_intent import (
     EMBEDDER_KIND,
     MEDICATION_QA_TYPES,

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from medground.corpus.drugs import AttributeType
+from medground.drug_schema import AttributeType
 
 log = logging.getLogger(__name__)
 A = AttributeType

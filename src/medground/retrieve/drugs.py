@@ -25,8 +25,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from rapidfuzz import fuzz, process
 from rapidfuzz.distance import OSA
 
-from medground.corpus.drugs import AttributeType, Drug, DrugAttribute, normalize_name
-from medground.index.drugstore import DrugStore
+from medground.drug_schema import AttributeType, Drug, DrugAttribute, normalize_name
+from medground.store.drugs import DrugStore
 from medground.registry import register
 from medground.retrieve.base import check_query
 from medground.schema import Chunk, Passage, make_chunk_id

@@ -33,7 +33,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from medground import registry
-from medground.index.stores import StoreSettings
+from medground.store.settings import StoreSettings
 from medground.retrieve.base import Reranker, Retriever
 from medground.retrieve.fusion import NormFuser, RRFFuser
 from medground.retrieve.multiquery import (
@@ -151,7 +151,7 @@ class RetrievalEngine:
         self._given = dict(retrievers or {})
         self._reranker = reranker
         if chunks is None and settings.store is not None:
-            from medground.index.stores import open_store
+            from medground.store.settings import open_store
 
             chunks = open_store(settings.store, must_exist=True)
         self._chunks = chunks

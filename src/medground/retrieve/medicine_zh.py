@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import bm25s
 import numpy as np
 
-from medground.corpus.drugs import AttributeType, Drug, DrugAttribute, DrugCatalog
+from medground.drug_schema import AttributeType, Drug, DrugAttribute, DrugCatalog
 
 A = AttributeType
 ATTRIBUTE_ZH: dict[str, AttributeType] = {

@@ -35,7 +35,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
 
-from medground.index.stores import StoreMissingError
+from medground.store.settings import StoreMissingError
 from medground.llm import cancel
 from medground.llm.base import LLMError
 from medground.pipelines.base import Pipeline

@@ -23,7 +23,7 @@ import json
 import random
 from collections.abc import Sequence
 
-from medground.corpus.drugs import AttributeType, Drug, DrugAttribute
+from medground.drug_schema import AttributeType, Drug, DrugAttribute
 from medground.llm.structured import SEARCH_ENGINE
 
 A = AttributeType

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from medground import paths
-from medground.index.store_stats import (
+from medground.store.stats import (
     TOKEN_BINS,
     CorpusCounts,
     CorpusStats,

@@ -4,7 +4,7 @@ import sqlite3
 
 import pytest
 
-from medground.index.store import ChunkStore, DuplicateChunkError, ManifestEntry
+from medground.store.chunks import ChunkStore, DuplicateChunkError, ManifestEntry
 from medground.schema import Block, Chunk, Document, GlossaryTerm, ReviewQuestion
 
 
@@ -65,7 +65,7 @@ def chunk(
 def store(request, tmp_path):
     """Every store test runs on both backends: the Postgres store must behave the same."""
     if request.param == "postgres":
-        from medground.index.pgstore import PgChunkStore
+        from medground.store.postgres import PgChunkStore
 
         s = PgChunkStore(request.getfixturevalue("pg_url"))
     else:

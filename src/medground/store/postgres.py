@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from medground import paths
-from medground.index.store import (
+from medground.store.chunks import (
     SCHEMA_VERSION,
     ChunkStore,
     CorpusStats,
@@ -32,7 +32,7 @@ from medground.index.store import (
     chunk_set_fingerprint,
     in_asked_order,
 )
-from medground.index.store_stats import compute_stats
+from medground.store.stats import compute_stats
 from medground.schema import Chunk, Document, GlossaryTerm, ReviewQuestion
 
 EMBEDDED = "embedded"
@@ -102,7 +102,7 @@ def connect(url: str, *, autocommit: bool = True):
 
 
 class PgChunkStore:
-    """ChunkStore's reading and writing API over PostgreSQL (see index/store.py for semantics)."""
+    """ChunkStore's reading and writing API over PostgreSQL (see store/chunks.py for semantics)."""
 
     backend = "postgres"
 

@@ -10,7 +10,7 @@ def test_embedded_postgres_listens_on_no_network_address(tmp_path, monkeypatch):
     pytest.importorskip("pgserver")
     pytest.importorskip("psycopg")
     psutil = pytest.importorskip("psutil")
-    from medground.index.pgstore import EMBEDDED, connect
+    from medground.store.postgres import EMBEDDED, connect
 
     monkeypatch.setenv("MEDGROUND_HOME", str(tmp_path))
     with connect(EMBEDDED) as conn:  # what a Postgres-backed request does first

@@ -17,7 +17,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from medground import paths
-from medground.index.pgstore import EMBEDDED
+from medground.store.postgres import EMBEDDED
 
 STORE_ENV = "MEDGROUND_STORE"
 
@@ -69,10 +69,10 @@ def open_store(settings: StoreSettings | str | None = None, *, must_exist: bool 
     elif isinstance(settings, str):
         settings = StoreSettings.parse(settings)
     if settings.backend == "postgres":
-        from medground.index.pgstore import PgChunkStore
+        from medground.store.postgres import PgChunkStore
 
         return PgChunkStore(settings.url or EMBEDDED)
-    from medground.index.store import ChunkStore
+    from medground.store.chunks import ChunkStore
 
     path = Path(settings.path) if settings.path else paths.home() / "store.sqlite"
     if must_exist and not path.exists():

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from medground import paths
-from medground.corpus.drugs import (
+from medground.drug_schema import (
     AttributeType,
     Drug,
     DrugAttribute,

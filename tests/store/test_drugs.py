@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from medground.corpus.drugs import AttributeType as A
-from medground.corpus.drugs import Drug, DrugAttribute, DrugCatalog, UnknownHeading
-from medground.index.drugstore import DrugStore, EmptyDrugStoreError
+from medground.drug_schema import AttributeType as A
+from medground.drug_schema import Drug, DrugAttribute, DrugCatalog, UnknownHeading
+from medground.store.drugs import DrugStore, EmptyDrugStoreError
 
 
 def small_catalog() -> DrugCatalog:

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from medground.corpus.base import BadInputError
-from medground.corpus.drugs import (
+from medground.drug_schema import (
     AttributeType as A,
 )
 from medground.corpus.drug_builders import (
@@ -18,7 +18,7 @@ from medground.corpus.drug_builders import (
     link_brand,
     split_cell,
 )
-from medground.corpus.drugs import (
+from medground.drug_schema import (
     NameLexicon,
     attribute_for_heading,
     parse_drug_name,
