@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from medground import registry
 from medground.store.settings import StoreSettings
 from medground.retrieve.base import Reranker, Retriever
-from medground.retrieve.fusion import NormFuser, RRFFuser
+from medground.retrieve.fusion import FusionSettings
 from medground.retrieve.multiquery import (
     MultiQueryRetriever,
     WeightedRetriever,
@@ -210,7 +210,9 @@ class RetrievalEngine:
                 if s.sections:
                     r = self._sectioned(r)
                 weighted.append(WeightedRetriever(r, spec.weight, label=spec.name))
-            fuser = {"rrf": lambda: RRFFuser(k=s.rrf_k), "norm": NormFuser, None: lambda: None}[s.fusion]()
+            # the registry names the fuser, as it does the retrievers and the reranker
+            fuser = (registry.get("fuser", s.fusion)(settings=FusionSettings(method=s.fusion, rrf_k=s.rrf_k))
+                     if s.fusion else None)
             self._mq = MultiQueryRetriever(weighted, fuser, top=s.top, kind_weights=s.kind_weights)
         return self._mq
 
