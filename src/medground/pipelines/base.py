@@ -22,9 +22,9 @@ from medground.reading.reader import ReaderSettings, Tally, chat_text
 from medground.retrieve.engine import RetrievalEngine
 from medground.schema import Answer, Evidence, Question
 
-__all__ = ["INSUFFICIENT", "Pipeline", "answer_dict", "ReaderSettings", "Tally", "chat_text", "choice_answer", "evidence_block",
-           "focus", "free_text_answer", "judge_first_claim", "read_choice", "read_grounded_choice",
-           "with_support_quote"]
+__all__ = ["INSUFFICIENT", "Pipeline", "ReaderSettings", "Tally", "answer_dict", "chat_text", "choice_answer",
+           "evidence_block", "focus", "free_text_answer", "judge_first_claim", "read_choice",
+           "read_grounded_choice", "with_support_quote"]
 
 
 def answer_dict(answer: Answer) -> dict:

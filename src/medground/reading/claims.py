@@ -15,7 +15,8 @@ from medground.llm.scoring import yes_probability
 from medground.llm import prompts
 
 LEXICAL_THRESHOLD = 0.7  # the share of content terms the reader's own support check asks for
-LLM_THRESHOLD = 0.6033  # fitted on the labelled claims' dev half (benchmarks/attribution.py; reader.json attribution_judge)
+# fitted on the labelled claims' dev half (benchmarks/attribution.py; reader.json attribution_judge)
+LLM_THRESHOLD = 0.6033
 
 
 class ClaimJudge(Protocol):

@@ -59,6 +59,8 @@ PHRASE = {A.ADVERSE_REACTIONS: "side effects (adverse reactions)", A.INTERACTION
           A.INDICATIONS: "uses (indications)", A.MECHANISM: "mechanism of action", A.DRUG_CLASS: "drug class",
           A.THERAPEUTIC_EFFECTS: "therapeutic effects", A.STORAGE: "storage",
           A.SPECIAL_POPULATIONS: "use in special populations"}
+
+
 class ConsultReplySettings(BaseModel):
     """Defaults fitted on the development sets (benchmarks/consult_e2e.py fit → consult.json e2e_fit)."""
 
@@ -137,6 +139,22 @@ class Reply:
     ranked: list[EntryChoice] = field(default_factory=list)
     p_none: float = 0.0
     reason: str = ""
+
+
+def held_and_elsewhere(choices: Sequence[EntryChoice], subject_id: str, p_type: dict[AttributeType, float]
+                       ) -> tuple[set[AttributeType], float]:
+    """The kinds of entry the subject drug has, and P(the question asks for a kind it lacks)."""
+    held = {c.attribute.type for c in choices if c.drug.drug_id == subject_id}
+    return held, sum(p for t, p in p_type.items() if t not in held)
+
+
+def no_entry_relates(p_none: float, top_type: AttributeType | None, held: set[AttributeType], elsewhere: float,
+                     s: ConsultReplySettings) -> bool:
+    """The abstention rule (when no item matched), shared by the reader and its fit: a question of
+    a kind no record answers, or one that more likely asks for a kind of entry this drug does not
+    have (statin aches, and the only entry is the dose) — say so, do not quote the dose."""
+    return p_none >= s.none_above or (top_type is not None and top_type not in held
+                                      and elsewhere >= s.elsewhere_above)
 
 
 def distinct(matches: Sequence[ItemMatch]) -> list[ItemMatch]:
@@ -220,7 +238,8 @@ class ConsultReader:
     @staticmethod
     def drug_names(subject: Drug, others: Sequence[Drug]) -> list[str]:
         """Words that say which drug, not what is asked: every name of the named drugs, and the subject's class."""
-        return [subject.drug_class, *(n for d in (subject, *others) for n in (d.generic_name, *d.brand_names, *d.synonyms))]
+        return [subject.drug_class,
+                *(n for d in (subject, *others) for n in (d.generic_name, *d.brand_names, *d.synonyms))]
 
     def phrases(self, turns: Sequence[str], names: Sequence[str], others: Sequence[Drug]) -> list[tuple[str, float]]:
         """(phrase, weight): the last turn's content phrases at 1.0, earlier turns' lower; another
@@ -250,12 +269,17 @@ class ConsultReader:
             p_type[A.INTERACTIONS] = max(p_type.get(A.INTERACTIONS, 0.0), max(p_type.values()))
         names = self.drug_names(subject, others)
         rare = self.rare_words(question, names)
+        named = [subject, *others]
+        # An entry is matched against the *other* named drugs (what an interactions entry would
+        # list), never against its own drug's name and class; every phrase is embedded once.
+        per_drug = {d.drug_id: self.phrases(turns, names, [o for o in named if o is not d]) for d in named}
+        texts = list(dict.fromkeys(p for ps in per_drug.values() for p, _ in ps))
+        row = {t: i for i, t in enumerate(texts)}
+        all_vecs = self.embedder.encode_queries(texts) if texts else None
         choices: list[EntryChoice] = []
-        for drug in [subject, *others]:
-            # An entry is matched against the *other* named drugs (what an interactions entry would
-            # list), never against its own drug's name and class.
-            phrases = self.phrases(turns, names, [d for d in (subject, *others) if d is not drug])
-            pvecs = self.embedder.encode_queries([p for p, _ in phrases]) if phrases else None
+        for drug in named:
+            phrases = per_drug[drug.drug_id]
+            pvecs = all_vecs[[row[p] for p, _ in phrases]] if phrases else None
             weights = np.array([w for _, w in phrases], dtype=np.float32)
             items, vecs = self._items(drug.drug_id)
             for attr, its, iv in zip(self.entries(drug.drug_id), items, vecs):
@@ -294,9 +318,10 @@ class ConsultReader:
 
     def check_items(self, question: str, choice: EntryChoice) -> None:
         """The LLM checks the chosen list entry's ``item_check`` closest short items against the
-        patient's last turn: an affirmed item's similarity becomes its P(yes), a denied one's 0. It decides which items the reply names, never which entry: asked
-        across entries it affirms what the patient mentions in passing ("for my hair loss" →
-        the indication), not what they ask about."""
+        patient's last turn: an affirmed item's similarity becomes its P(yes), a denied one's 0.
+        It decides which items the reply names, never which entry: asked across entries it
+        affirms what the patient mentions in passing ("for my hair loss" → the indication), not
+        what they ask about."""
         s = self.settings
         if (not s.item_check or self.item_checker is None or not question.strip()
                 or choice.attribute.type not in CHECKED_TYPES):
@@ -349,13 +374,9 @@ class ConsultReader:
         best = choices[0]
         self.check_items(turns[-1] if turns else "", best)
         matched = distinct([m for m in best.items if m.similarity >= s.match_at])[: s.max_items]
-        held = {c.attribute.type for c in choices if c.drug is drug}
+        held, elsewhere = held_and_elsewhere(choices, drug.drug_id, p_type)
         top_type = max(p_type, key=p_type.get) if p_type else None
-        # The question more likely asks about a kind of entry this drug does not have (statin
-        # aches, and the only entry is the dose) than about one it has: say so, do not quote the dose.
-        elsewhere = sum(p for t, p in p_type.items() if t not in held)
-        if not matched and (p_none >= s.none_above or (top_type is not None and top_type not in held
-                                                       and elsewhere >= s.elsewhere_above)):
+        if not matched and no_entry_relates(p_none, top_type, held, elsewhere, s):
             covers = ", ".join(sorted(PHRASE.get(t, t.value) for t in held))
             looked = ("that" if p_none >= s.none_above or top_type is None
                       else f"its {PHRASE.get(top_type, top_type.value)}")

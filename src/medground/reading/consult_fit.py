@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from medground.drug_schema import AttributeType
-from medground.reading.consult import ConsultReader, ConsultReplySettings
+from medground.reading.consult import ConsultReader, ConsultReplySettings, held_and_elsewhere, no_entry_relates
 
 
 @dataclass(slots=True)
@@ -35,7 +35,6 @@ class _Signals:
     p_verify: np.ndarray | None  # the LLM verifier's probabilities (0 beyond its candidates)
     p_none: float
     top_type: AttributeType | None
-    top_p: float
     held: set
     p_elsewhere: float  # P(a type the subject drug has no entry of)
 
@@ -52,13 +51,12 @@ def signals(reader: ConsultReader, ex: FitExample, verify: bool = False) -> _Sig
     if verify and reader.verifier is not None and len(choices) > 1:
         reader.verify(ex.turns, choices)
     top = max(p_type, key=p_type.get) if p_type else None
-    held = {c.attribute.type for c in choices if c.drug.drug_id == ex.subject}
+    held, elsewhere = held_and_elsewhere(choices, ex.subject, p_type)
     return _Signals([c.drug.drug_id for c in choices], [c.attribute.type for c in choices],
                     np.array([c.p_type for c in choices]),
                     np.array([c.best.similarity if c.best else 0.0 for c in choices]),
                     np.array([c.p_verify or 0.0 for c in choices]) if verify else None, p_none, top,
-                    p_type.get(top, 0.0) if top else 0.0,
-                    held, sum(p for t, p in p_type.items() if t not in held))
+                    held, elsewhere)
 
 
 def outcome(sig: _Signals, s: ConsultReplySettings) -> tuple[str | None, str | None, bool]:
@@ -70,8 +68,7 @@ def outcome(sig: _Signals, s: ConsultReplySettings) -> tuple[str | None, str | N
         score = score + s.verify_weight * np.log(sig.p_verify + 1e-3)
     i = int(np.argmax(score))
     matched = sig.best_sim[i] >= s.match_at
-    abstain = not matched and (sig.p_none >= s.none_above or (sig.top_type is not None and sig.top_type not in sig.held
-                                                              and sig.p_elsewhere >= s.elsewhere_above))
+    abstain = not matched and no_entry_relates(sig.p_none, sig.top_type, sig.held, sig.p_elsewhere, s)
     return sig.drugs[i], sig.types[i].value, abstain
 
 

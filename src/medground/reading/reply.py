@@ -56,7 +56,8 @@ def quote_line(label: str, number: int, quotes: Sequence[str]) -> str:
 
 def closest_passage(label: str, number: int, quote: str) -> str:
     """The reply when no answering sentence could be stated: said first, then the closest words."""
-    return f"The sources do not state this in so many words; the closest is {label} [{number}]: {OPEN}{quote.strip()}{CLOSE}"
+    return (f"The sources do not state this in so many words; the closest is {label} [{number}]: "
+            f"{OPEN}{quote.strip()}{CLOSE}")
 
 
 def answer_with_quote(answer: str, label: str, number: int, quote: str) -> str:
