@@ -18,6 +18,9 @@ class ScriptedLLM:
         self.settings = LLMSettings()
         self.calls: list[dict] = []
 
+    def chat_many(self, requests, *, return_exceptions: bool = False) -> list[ChatResult]:
+        return [self.chat(r.messages, max_tokens=r.max_tokens, top_logprobs=r.top_logprobs) for r in requests]
+
     def chat(self, messages, **kwargs) -> ChatResult:
         user = messages[-1]["content"]
         self.calls.append({"user": user, **kwargs})

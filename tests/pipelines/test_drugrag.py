@@ -322,3 +322,25 @@ def test_reply_mode_verifier_reranks_with_the_llm_when_weighted(drug_engine):
     assert any(c.get("max_tokens") == 1 for c in llm.calls)  # the verifier was asked
     assert plain.citations[0].section == "dosage"
     assert verified.citations[0].section != plain.citations[0].section  # its strong vote moved the choice
+
+
+def test_the_item_check_reads_one_yes_no_pass_an_item():
+    """P(yes) of "does the patient describe <item>?" per item, the patient's words first in each
+    prompt (a shared cached prefix); a reply with neither word counts as not affirmed."""
+    from types import SimpleNamespace
+
+    from .scripted import ScriptedLLM, YesNoScriptedLLM
+
+    class Judge(YesNoScriptedLLM):
+        marker = "Does the patient describe"
+
+        def yes_no(self, user):
+            return (-0.05, -3.0) if '"Peripheral edema"' in user else (-3.0, -0.05)
+
+    llm = Judge(lambda u, k: "")
+    got = DrugRagPipeline.check_items(SimpleNamespace(llm=llm), "my ankles puff up by evening",
+                                      ["Peripheral edema", "Cough"])
+    assert got[0] > 0.9 > 0.1 > got[1]
+    assert all(c["user"].startswith('A patient says: "my ankles puff up by evening"') for c in llm.calls)
+    mute = ScriptedLLM(lambda u, k: "", letter_logprobs={"A": -0.1})  # answers a letter, never yes/no
+    assert DrugRagPipeline.check_items(SimpleNamespace(llm=mute), "x", ["Cough"]) == [0.0]

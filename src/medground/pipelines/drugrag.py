@@ -16,14 +16,13 @@ A failed tool call is counted (``distill_failure``) and the raw consultation is 
 
 from __future__ import annotations
 
-import math
 import time
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from medground.llm.base import LLM, ChatRequest
-from medground.llm.scoring import label_logprobs
+from medground.llm.scoring import yes_probability
 from medground.llm.structured import SEARCH_ENGINE, call_tool
 from medground.llm import prompts
 from medground.pipelines.base import (
@@ -226,12 +225,7 @@ class DrugRagPipeline:
         tokens counts as 0 (not affirmed)."""
         requests = [ChatRequest(messages=prompts.messages("item_check", said=said, item=item), max_tokens=1,
                                 temperature=0.0, top_logprobs=20) for item in items]
-        out = []
-        for r in self.llm.chat_many(requests):
-            found = label_logprobs(r.first_top, ["yes", "no"], case_sensitive=False)
-            yes, no = (math.exp(found.get(k, -math.inf)) for k in ("yes", "no"))
-            out.append(yes / (yes + no) if found else 0.0)
-        return out
+        return [p if (p := yes_probability(r)) is not None else 0.0 for r in self.llm.chat_many(requests)]
 
     def reply_to(self, dialogue: str, candidates: list[str], meta: dict, tally: Tally) -> Answer:
         """The reply mode: no subject drug → the unknown-drug message or a question back."""
