@@ -441,10 +441,9 @@ def sheet_cmd(args) -> None:
     """The labelling sheet for the written set's answering entries (benchmarks/data/consult_written.md):
     each answerable dialogue with every entry of its subject and second drug, items numbered. It
     holds no reply of any reader, so whoever labels it never sees what the system said."""
-    from medground.drug_schema import normalize_name
-    from medground.store.drugs import DrugStore
     from medground.reading.consult_text import split_items
     from medground.retrieve.drugs import DrugRetriever
+    from medground.store.drugs import DrugStore
 
     store = DrugStore()
     retriever = DrugRetriever(store)
@@ -453,10 +452,10 @@ def sheet_cmd(args) -> None:
         by_drug.setdefault(a.drug_id, []).append(a)
 
     def drug_id(name: str | None):
-        hits = retriever.names.get(normalize_name(name or "").strip(), [])
-        # the drug of that generic name, not a combination that contains it
-        generic = [d for d, kind in hits if kind == "generic"]
-        return (generic or [d for d, _ in hits] or [None])[0]
+        # as medqa_items resolves a name: the retriever's best exact match (a generic name ranks
+        # before a combination that merely contains it)
+        exact = [m for m in retriever.find_drugs(name or "") if m.how.startswith("exact")]
+        return exact[0].drug_id if exact else None
 
     rows = [json.loads(line) for line in WRITTEN.read_text().splitlines() if line.strip()]
     out = []
@@ -502,7 +501,9 @@ def main() -> None:
     sh = sub.add_parser("sheet")
     sh.add_argument("--out", required=True)
     args = ap.parse_args()
-    {"sheet": sheet_cmd, "typer": typer_cmd, "fit": fit_cmd, "e2e": e2e_cmd, "compare": compare_cmd, "table": table_cmd}[args.cmd](args)
+    commands = {"sheet": sheet_cmd, "typer": typer_cmd, "fit": fit_cmd, "e2e": e2e_cmd, "compare": compare_cmd,
+                "table": table_cmd}
+    commands[args.cmd](args)
 
 
 if __name__ == "__main__":
