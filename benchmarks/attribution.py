@@ -61,7 +61,7 @@ def kappa(labels: list[bool], preds: list[bool]) -> float:
 
 
 def main() -> None:
-    from medground.eval.attribution import LEXICAL_THRESHOLD, LexicalClaimJudge, LLMClaimJudge
+    from medground.reading.claims import LEXICAL_THRESHOLD, LexicalClaimJudge, LLMClaimJudge
     from medground.reading.splits import textbook_testbed_split
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from medground.eval.attribution import Attribution, LexicalClaimJudge, attribute, split_claims
+from medground.eval.attribution import Attribution, attribute, split_claims
+from medground.reading.claims import LexicalClaimJudge
 
 P1 = "Paracetamol / Dosage: Adults should not exceed 4 grams of acetaminophen in 24 hours."
 P2 = "Hepatotoxicity: Overdose of acetaminophen causes liver failure; acetylcysteine is the antidote."

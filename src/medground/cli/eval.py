@@ -312,6 +312,7 @@ def attribution_cmd(
     """Claim-level attribution of a run's free-text answers: each claim checked against the passages
     it cites; citation precision and recall. Writes RUN_DIR/attribution.json (the report shows it)."""
     from medground.eval import attribution as attr
+    from medground.reading import claims
     from medground.eval.records import CorruptRecordsError, read_run, write_json_atomic
     from medground.store.settings import StoreMissingError, open_store
 
@@ -320,12 +321,12 @@ def attribution_cmd(
     except (FileNotFoundError, CorruptRecordsError) as exc:
         _fail(str(exc), as_json)
     if judge == "lexical":
-        scorer, cut = attr.LexicalClaimJudge(), attr.LEXICAL_THRESHOLD if threshold is None else threshold
+        scorer, cut = claims.LexicalClaimJudge(), claims.LEXICAL_THRESHOLD if threshold is None else threshold
     elif judge == "llm":
         from medground.llm.base import LLMSettings, create_llm
 
-        scorer, cut = attr.LLMClaimJudge(create_llm(LLMSettings(model=model, threads=threads))), (
-            attr.LLM_THRESHOLD if threshold is None else threshold)
+        scorer, cut = claims.LLMClaimJudge(create_llm(LLMSettings(model=model, threads=threads))), (
+            claims.LLM_THRESHOLD if threshold is None else threshold)
     else:
         _fail(f"--judge {judge!r}: expected lexical or llm", as_json)
     if not attr.free_text_answers(records):

@@ -22,13 +22,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from medground.reading.claims import (  # noqa: F401 - the judges are this module's vocabulary too
-    LEXICAL_THRESHOLD,
-    LLM_THRESHOLD,
-    ClaimJudge,
-    LexicalClaimJudge,
-    LLMClaimJudge,
-)
+from medground.reading.claims import ClaimJudge
 from medground.reading.support import answer_sentences, cited_numbers, without_citations
 
 # A quote line (reading/reply.py): "Label: “source words” [n]", or the closest-passage reply

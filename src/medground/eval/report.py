@@ -251,6 +251,7 @@ def attribution_table(runs: list[LoadedRun]) -> Table | None:
     import json
 
     from medground.eval import attribution as attr
+    from medground.reading import claims
 
     rows = []
     store = None
@@ -269,7 +270,7 @@ def attribution_table(runs: list[LoadedRun]) -> Table | None:
                 except StoreMissingError as exc:  # the table says what it could not do
                     return Table("Claim-level attribution (free text)", ["run"], [[x.name] for x in runs],
                                  f"No chunk store to read the cited passages from: {exc}")
-            got = attr.attribute_run(r.records, store, attr.LexicalClaimJudge(), attr.LEXICAL_THRESHOLD)
+            got = attr.attribute_run(r.records, store, claims.LexicalClaimJudge(), claims.LEXICAL_THRESHOLD)
         rows.append([r.name, got["judge"], got["threshold"], got["answers"], got["claims"],
                      _pct(got["claims_supported"]), _pct(got["citation_precision"]), _pct(got["citation_recall"])])
     if not rows:
