@@ -7,7 +7,7 @@ import pytest
 from medground.pipelines.base import ReaderSettings
 from medground.pipelines.direct import DirectPipeline
 from medground.pipelines.rag import RagPipeline, clean_keyword_query
-from medground.reading.support import cited_numbers
+from medground.reading.citations import cited_numbers
 from medground.retrieve.engine import RetrievalEngine
 from medground.schema import Question
 

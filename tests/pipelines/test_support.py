@@ -140,7 +140,7 @@ def test_clause_check_keeps_a_supported_main_clause_and_never_cuts_before_but():
 
 
 def test_citation_only_sentences_fold_into_the_claim_before_them():
-    from medground.reading.support import fold_citations
+    from medground.reading.citations import fold_citations
 
     assert fold_citations(["It is epinephrine.", "This is supported by passage [3]."]) == ["It is epinephrine [3]."]
     assert fold_citations(["This is supported by passage [3].", "It is epinephrine."]) == \
@@ -185,7 +185,8 @@ def test_an_answer_whose_first_claim_is_unsupported_is_quoted_not_left_as_its_ju
 
 
 def test_a_restatement_of_the_evidence_after_the_answer_is_cut_to_its_citation():
-    from medground.reading.support import drop_restatements, fold_citations
+    from medground.reading.citations import fold_citations
+    from medground.reading.support import drop_restatements
 
     answer = ["Botulinum toxin blocks the release of acetylcholine.",
               "This is supported by passage [2], which states that tetanus toxin binds to interneurons."]
@@ -220,7 +221,8 @@ def test_what_brings_a_new_fact_or_the_answer_is_never_cut():
 
 
 def test_a_wandering_restatement_gives_its_citation_only_if_that_passage_supports_the_claim():
-    from medground.reading.support import drop_restatements, fold_citations
+    from medground.reading.citations import fold_citations
+    from medground.reading.support import drop_restatements
 
     passages = {1: "Clostridia Botulinum toxin blocks the release of acetylcholine.",
                 2: "Clostridia Tetanus toxin blocks the release of glycine."}
@@ -235,7 +237,7 @@ def test_a_wandering_restatement_gives_its_citation_only_if_that_passage_support
 
 
 def test_folded_citations_are_compared_by_number():
-    from medground.reading.support import fold_citations
+    from medground.reading.citations import fold_citations
 
     assert fold_citations(["It is epinephrine [1].", "This is supported by passages [1, 2]."]) == \
         ["It is epinephrine [1] [2]."]

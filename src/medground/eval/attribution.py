@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from medground.reading.claims import ClaimJudge
-from medground.reading.support import answer_sentences, cited_numbers, without_citations
+from medground.reading.citations import answer_sentences, cited_numbers, without_citations
 
 # A quote line (reading/reply.py): "Label: “source words” [n]", or the closest-passage reply
 # "… the closest is Label [n]: “…”". Source words, not the answer's claims.

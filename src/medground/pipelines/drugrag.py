@@ -36,7 +36,8 @@ from medground.pipelines.base import (
 )
 from medground.reading.addressing import asking_sentences, unaddressed_terms, vocabulary
 from medground.reading.consult import ConsultReplySettings
-from medground.reading.support import Support, cited_numbers, passage_support, quote, quoted_answer
+from medground.reading.citations import cited_numbers
+from medground.reading.support import Support, passage_support, quote, quoted_answer
 from medground.retrieve.engine import RetrievalEngine
 from medground.schema import Answer, Citation, Evidence, Query, Question
 

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from medground.llm import prompts
 from medground.llm.base import LLM
 from medground.reading.reader import ReaderSettings, Tally, chat_text
-from medground.reading.support import cited_numbers
+from medground.reading.citations import cited_numbers, fold_citations, without_citations
 from medground.schema import Answer, Citation, Evidence, Question
 
 
@@ -42,7 +42,7 @@ def judge_first_claim(llm: LLM, text: str, question: str, cited: Sequence[Citati
         return kept, dropped
     own = set(cited_numbers(first))
     passages = [c for c in cited if c.number in own] or list(cited)
-    claim = sup.without_citations(first)
+    claim = without_citations(first)
     with tally.stage("claim_check"):
         p = LLMClaimJudge(llm).p_supported(claim, "\n\n".join(f"{c.label}\n{c.text}" for c in passages))
     tally.tokens["llm_calls"] += 1
@@ -152,7 +152,7 @@ def _free_text_answer(llm: LLM, question: Question, evidence: Evidence, settings
                                                                             for c in cited})
         if restated:
             meta["restatements_cut"] = restated
-        text = " ".join(sup.fold_citations(kept))
+        text = " ".join(fold_citations(kept))
         cited = [by_number[n] for n in cited_numbers(text) if n in by_number] or cited
         text = with_support_quote(text, cited[0], exclude=q, budget=settings.freetext_support_tokens)
     if not cited:

@@ -22,14 +22,7 @@ from dataclasses import dataclass
 from medground.llm.base import LLM
 from medground.llm.scoring import scores_from_result
 from medground.llm import prompts
-from medground.reading.citations import (  # noqa: F401 - re-exported: the reader's vocabulary
-    CITATION_MARK,
-    answer_sentences,
-    cited_numbers,
-    CITING_WORDS,
-    fold_citations,
-    without_citations,
-)
+from medground.reading.citations import CITATION_MARK, CITING_WORDS, answer_sentences, cited_numbers
 from medground.schema import Citation, Evidence
 
 FRAMING = ("include includes including common commonly may can could cause causes listed list record entry "
