@@ -207,3 +207,42 @@ def test_an_entry_is_matched_against_the_other_drugs_names_never_its_own(reader,
     assert all(m.phrase.lower() not in {"amoxicillin", "aminopenicillin"} for m in amox.items)
     war = next(c for c in choices if c.drug.drug_id == "warfarin")
     assert war.best.text == "Many antibiotics and antifungals" and war.best.phrase in {"amoxicillin", "Aminopenicillin"}
+
+
+def test_mined_plain_phrases_reach_the_clinical_item(reader):
+    """"My lips swelled" is far from "Angioedema" in MiniLM's space; the phrase consumer pages pair
+    with it ("severe swelling (angioedema)") is not. Off by default (lay_synonyms 0)."""
+    from medground.corpus.lay_vocabulary import mine
+    from medground.reading.consult import ConsultReplySettings
+
+    vocab = mine(["It is characterized by recurrent episodes of severe swelling (angioedema)."])
+    turns = ["I'm on Zestril. My lips swelled up this morning and my tongue feels thick. Is this from the pill?"]
+    lay = ConsultReader(reader.drugs, reader.typer, reader.embedder, ConsultReplySettings(lay_synonyms=2),
+                        lay_vocabulary=vocab)
+    r = lay.reply(turns, "lisinopril")
+    assert r.outcome == "answered" and r.citations[0].section == "adverse_reactions"
+    assert r.matched[0] == "Angioedema" and r.first_sentence.startswith("Yes")
+    plain = ConsultReader(reader.drugs, reader.typer, reader.embedder, ConsultReplySettings(lay_synonyms=0),
+                          lay_vocabulary=vocab)
+    assert "Angioedema" not in plain.reply(turns, "lisinopril").matched
+
+
+def test_a_long_list_of_short_items_stays_a_list(tmp_path):
+    """Thirty one-word effects are a list: the reply names the matched item, never the "closest
+    lines" of a section, and a list shown whole is cut with a count."""
+    pytest.importorskip("onnxruntime")
+    from medground.reading.consult_typer import load_consult_typer
+
+    effects = ["Cough", *(f"Effect{i}" for i in range(29))]
+    catalog = DrugCatalog([Drug("lisinopril", "lisinopril", ["Zestril"], "ACE inhibitor")],
+                          [DrugAttribute("lisinopril", A.ADVERSE_REACTIONS, "\n".join(effects), SRC),
+                           DrugAttribute("lisinopril", A.DOSAGE, "10-40 mg orally daily.", SRC)])
+    store = DrugStore(tmp_path / "drugs.sqlite")
+    store.build(catalog)
+    typer = load_consult_typer()
+    long_list = ConsultReader(DrugRetriever(store), typer, typer.embedder)
+    r = long_list.reply(["Could my dry cough be from Zestril?"], "lisinopril")
+    assert r.matched == ["Cough"] and "closest to your question" not in r.text
+    r = long_list.reply(["Does Zestril cause my toes to glow purple?"], "lisinopril")
+    if r.outcome == "answered" and "does not list" in r.first_sentence:
+        assert "and 18 more" in r.first_sentence

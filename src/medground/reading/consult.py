@@ -77,6 +77,12 @@ class ConsultReplySettings(BaseModel):
     earlier_turn_weight: float = Field(0.8, ge=0.0, le=1.0,
                                        description="similarity factor for phrases of earlier patient turns")
     lay_glosses: bool = Field(True, description="match items through their MedlinePlus lay gloss too")
+    # A clinical item ("Angioedema") is also matched through the plain phrases consumer-health
+    # pages pair it with ("swelling"; corpus/lay_vocabulary.py); 0: off.
+    lay_synonyms: int = Field(0, ge=0, le=5, description="mined plain phrases matched per clinical item")
+    plain_share: float = Field(0.01, gt=0.0, le=1.0,
+                               description="an item is clinical when it holds a word under this share of "
+                                           "MedlinePlus summaries use")
     # The LLM as a verifier over the few best entries: "which entry answers?" in one forward pass;
     # its log-probability is added with this weight (0: no LLM call at all).
     verify_weight: float = Field(0.0, ge=0.0)
@@ -90,7 +96,9 @@ class ConsultReplySettings(BaseModel):
     # rare = in under ``rare_share`` of all entries (so "pain" or "dose" never match this way).
     lexical_match: float = Field(0.9, ge=0.0, le=1.0)
     rare_share: float = Field(0.005, gt=0.0, le=1.0)
-    max_listed: int = Field(12, ge=1, description="an entry with more items is quoted by its closest lines, not listed")
+    max_listed: int = Field(12, ge=1, description="items named when a list is shown whole (the rest are counted)")
+    short_item: int = Field(40, ge=1, description="a line-per-item entry whose median item is at most this many "
+                                                  "characters is a list, however long; else a label section")
     # What the typer reads: the whole last turn, its question sentences only (the typer learned
     # from one-sentence questions; context around the question — "Yes, 10 mg a day." — pulls it
     # towards dosage), or the mean of both distributions.
@@ -180,7 +188,7 @@ class ConsultReader:
 
     def __init__(self, drugs, typer, embedder, settings: ConsultReplySettings | None = None,
                  verifier: Callable[[str, list[Citation]], dict[int, float]] | None = None,
-                 item_checker: Callable[[str, list[str]], list[float]] | None = None):
+                 item_checker: Callable[[str, list[str]], list[float]] | None = None, lay_vocabulary=None):
         self.drugs = drugs  # retrieve.drugs.DrugRetriever
         self.typer = typer  # reading.consult_typer.ConsultTyper
         self.embedder = embedder
@@ -191,35 +199,52 @@ class ConsultReader:
         self.item_checker = item_checker
         self._item_vectors: dict[str, tuple[list[list[str]], list[np.ndarray]]] = {}
         self._entry_df: dict[str, int] | None = None  # word -> entries holding it
+        self._lay = lay_vocabulary  # corpus.lay_vocabulary.LayVocabulary; the data's, loaded on first use
 
     # ----------------------------------------------------------------- choice
     def entries(self, drug_id: str) -> list[DrugAttribute]:
         return [self.drugs.attributes[i] for i in self.drugs.by_drug.get(drug_id, [])]
 
     def _items(self, drug_id: str) -> tuple[list[list[str]], list[np.ndarray]]:
-        """Each entry's items and their vectors, (item, its lay gloss) as a second row per item."""
+        """Each entry's items and their vectors, rows × items × dim: the item, (item: its lay
+        gloss), then ``lay_synonyms`` mined plain phrases (a row repeats the item where it has none)."""
         if drug_id not in self._item_vectors:
             from medground.reading.lay_terms import gloss, load_glossary
 
             s = self.settings
-            glossary = load_glossary() if self.settings.lay_glosses else {}
+            glossary = load_glossary() if s.lay_glosses else {}
+            vocabulary = self._vocabulary()
             # A label section can list hundreds of lines; its first ones carry its gist.
             items = [with_parts(list(dict.fromkeys(split_items(a.text)))[: s.max_entry_items])
                      for a in self.entries(drug_id)]
             flat = [i for its in items for i in its]
-            glosses = {j: g for j, i in enumerate(flat) if (g := gloss(i, glossary))}
-            texts = flat + [f"{flat[j]}: {g}" for j, g in glosses.items()]
-            vecs = self.embedder.encode_passages(texts) if flat else np.zeros((0, 1), dtype=np.float32)
-            glossed = np.array(vecs[: len(flat)])
-            for row, j in enumerate(glosses):
-                glossed[j] = vecs[len(flat) + row]
+            extra: list[tuple[int, int, str]] = []  # (row, item, text)
+            for j, item in enumerate(flat):
+                if g := gloss(item, glossary):
+                    extra.append((1, j, f"{item}: {g}"))
+                if vocabulary is not None and len(item) <= 60 and vocabulary.is_clinical(item, s.plain_share):
+                    extra += [(2 + r, j, t) for r, t in
+                              enumerate(vocabulary.synonyms(item, s.lay_synonyms, s.plain_share))]
+            vecs = (self.embedder.encode_passages(flat + [t for _, _, t in extra]) if flat
+                    else np.zeros((0, 1), dtype=np.float32))
+            rows = np.repeat(vecs[None, : len(flat)], 2 + s.lay_synonyms, axis=0)
+            for k, (r, j, _) in enumerate(extra):
+                rows[r, j] = vecs[len(flat) + k]
             out, k = [], 0
             for its in items:
-                out.append(np.stack([vecs[k:k + len(its)], glossed[k:k + len(its)]]) if its
-                           else np.zeros((2, 0, 1), dtype=np.float32))
+                out.append(rows[:, k:k + len(its)] if its else np.zeros((2 + s.lay_synonyms, 0, 1), dtype=np.float32))
                 k += len(its)
             self._item_vectors[drug_id] = (items, out)
         return self._item_vectors[drug_id]
+
+    def _vocabulary(self):
+        if not self.settings.lay_synonyms:
+            return None
+        if self._lay is None:
+            from medground.corpus.lay_vocabulary import load_vocabulary
+
+            self._lay = load_vocabulary()
+        return self._lay
 
     def rare_words(self, text: str, exclude: Sequence[str]) -> set[str]:
         """Content words of ``text`` held by under ``rare_share`` of the database's entries."""
@@ -287,7 +312,7 @@ class ConsultReader:
                     continue
                 matches: list[ItemMatch] = []
                 if pvecs is not None and iv.shape[1]:
-                    sims = np.maximum(iv[0] @ pvecs.T, iv[1] @ pvecs.T) * weights  # items × phrases
+                    sims = (iv @ pvecs.T).max(axis=0) * weights  # items × phrases, best row
                     best_phrase = sims.argmax(axis=1)
                     for k, item in enumerate(its):
                         j = int(best_phrase[k])
@@ -418,7 +443,10 @@ class ConsultReader:
         all_items = list(dict.fromkeys(split_items(text)))
         # One paragraph split into sentences, or a label section of many lines: quote the lines
         # closest to the question, never the whole section.
-        prose = len(all_items) > 1 and ("\n" not in text or len(all_items) > s.max_listed or len(text) > 600)
+        # A list of short items (a prototype table's adverse effects, 13 lines or 30) is a list
+        # whatever its length; long lines are a label section's prose.
+        short = "\n" in text and float(np.median([len(i) for i in all_items] or [0])) <= s.short_item
+        prose = len(all_items) > 1 and not short
         if t in LIST_TYPES and items:
             listed = join_items(items)
             verb = "is" if len(items) == 1 else "are"
@@ -444,8 +472,11 @@ class ConsultReader:
                 what = "it is what you describe" if t is A.ADVERSE_REACTIONS else "it covers what you asked about"
                 return (f"The closest item listed among {drug}'s {PHRASE[t]} is \u201c{near.text}\u201d [1]; "
                         f"whether {what} is for your pharmacist or doctor to judge.", [])
+            shown = "; ".join(all_items[: s.max_listed])
+            more = len(all_items) - s.max_listed
+            shown += f"; and {more} more" if more > 0 else ""
             return (f"The database does not list what you describe among {drug}'s {PHRASE[t]} [1]; "
-                    f"it lists: {'; '.join(all_items)}.", [])
+                    f"it lists: {shown}.", [])
         if t is A.DRUG_CLASS:
             return f"{drug} is a medicine of this class: {text.rstrip('.')} [1].", []
         if t is A.INDICATIONS:

@@ -73,16 +73,20 @@ def questions(turn: str) -> list[str]:
 
 
 def is_yes_no(turn: str) -> bool:
-    """The patient's question (its last sentence with '?', else its last sentence) opens with an auxiliary."""
+    """The patient's question (its last sentence with '?', else its last sentence) opens with an
+    auxiliary — the sentence or its last clause ("I take amlodipine and my ankles puffed up, is
+    that the medicine?")."""
     for s in reversed(questions(turn)):
-        words = WORD.findall(s.lower())
-        # "So, can I ...", "And is it ...": an auxiliary among the first three words, before any
-        # wh-word ("What is it for?" is not a yes/no question)
-        for w in words[:3]:
-            if w in _WH:
-                break
-            if w in _AUXILIARIES:
-                return True
+        clauses = [c for c in re.split(r"[,;:\u2014]|\s-\s", s) if WORD.search(c)]
+        for clause in dict.fromkeys([s, *clauses[-1:]]):
+            words = WORD.findall(clause.lower())
+            # "So, can I ...", "And is it ...": an auxiliary among the first three words, before any
+            # wh-word ("What is it for?" is not a yes/no question)
+            for w in words[:3]:
+                if w in _WH:
+                    break
+                if w in _AUXILIARIES:
+                    return True
     return False
 
 

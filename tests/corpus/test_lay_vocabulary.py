@@ -1,0 +1,63 @@
+"""The lay ↔ clinical vocabulary mined from consumer-health text: pairs cut by grammar, endings
+that point at the term, plain-language words never expanded, the cache keyed by its sources."""
+
+import json
+
+from medground.corpus.lay_vocabulary import LayVocabulary, load_vocabulary, mine, parenthetical_pairs
+
+PAGES = [
+    "People with this condition have recurrent episodes of severe swelling (angioedema).",
+    "Some people have ringing in the ears (tinnitus). Others have low blood pressure (hypotension).",
+    "Alcoholic beverages contain ethanol (pure alcohol).",
+    "Symptoms include yellowing of the eyes and skin (jaundice).",  # "skin" alone is not jaundice
+    "The gene is called ABC (ATP-binding cassette).",
+]
+SUMMARIES = ["Swelling of the skin can come with a rash.", "A rash is a change of the skin.",
+             "Alcohol and skin: low blood pressure."]
+
+
+def test_pairs_are_cut_at_the_clause_boundary():
+    pairs = set(parenthetical_pairs(" ".join(PAGES)))
+    assert ("swelling", "angioedema") in pairs  # "recurrent episodes of severe" dropped as degree words
+    assert ("ringing in the ears", "tinnitus") in pairs
+    assert ("low blood pressure", "hypotension") in pairs
+    assert not any(term == "jaundice" for _, term in pairs)  # one coordinated word is not the term
+    assert not any("atp" in a or "atp" in b for a, b in pairs)
+
+
+def test_synonyms_both_ways_and_endings_point_at_the_term():
+    vocab = mine(PAGES, [("Hives", ["Urticaria"])], SUMMARIES)
+    assert vocab.synonyms("Angioedema") == ["swelling"]
+    assert vocab.synonyms("Hypotension") == ["low blood pressure"]
+    assert vocab.synonyms("Urticaria") == ["hives"] and vocab.synonyms("Hives") == ["urticaria"]
+    assert vocab.synonyms("Ethanol") == ["alcohol"]  # the last word of "beverages contain ethanol"
+    assert vocab.synonyms("Orthostatic hypotension") == ["low blood pressure"]  # its clinical part
+    assert vocab.synonyms("Headache") == []
+
+
+def test_only_words_plain_pages_seldom_use_are_clinical():
+    vocab = mine(PAGES, [], SUMMARIES)
+    assert vocab.is_clinical("Angioedema") and vocab.is_clinical("Peripheral edema")
+    assert not vocab.is_clinical("Skin rash")  # every summary page's words
+    assert LayVocabulary().is_clinical("Rash")  # no plain pages: nothing known, all may be expanded
+
+
+def test_load_builds_once_and_rebuilds_when_the_sources_change(tmp_path):
+    data = tmp_path / "data"
+    (data / "corpora" / "medlineplus-topics").mkdir(parents=True)
+    csv_path = data / "corpora" / "medlineplus-topics" / "topics.csv"
+    csv_path.write_text('id,title,also_called,summary,url\n1,Hives,Urticaria,"Hives are itchy bumps (wheals).",u\n')
+    cache = tmp_path / "vocab.json"
+    vocab = load_vocabulary(data, cache=cache)
+    assert vocab.synonyms("Urticaria") == ["hives"] and vocab.synonyms("wheals") == ["itchy bumps"]
+    stored = json.loads(cache.read_text())
+    stored["pairs"]["marker"] = {"kept": 1}
+    cache.write_text(json.dumps(stored))
+    assert load_vocabulary(data, cache=cache).synonyms("marker") == ["kept"]  # read from the cache
+    csv_path.write_text(csv_path.read_text() + '2,Edema,Dropsy,"Edema means swelling.",u\n')
+    rebuilt = load_vocabulary(data, cache=cache)
+    assert rebuilt.synonyms("marker") == [] and rebuilt.synonyms("Dropsy") == ["edema"]
+
+
+def test_no_data_gives_an_empty_vocabulary(tmp_path):
+    assert load_vocabulary(tmp_path / "none", cache=tmp_path / "v.json").pairs == {}
