@@ -60,6 +60,49 @@ def rate(flags: list[bool]) -> dict:
 
 
 # --- typer ---------------------------------------------------------------------------------
+def _masked(q) -> str:
+    """The question with its focus drug (and each longer word of its name) read as "this medicine"."""
+    from medground.reading.consult_typer import mask_names
+
+    focus = q.metadata.get("focus_drug") or ""
+    return mask_names(q.question, [focus, *focus.split()])
+
+
+def _typer_cv(embedder, dev, seeds: int = 3, folds: int = 5) -> dict:
+    """Development part only: k-fold accuracy of the typer read plain vs with drug names masked
+    (trained on plain + masked questions, read masked); McNemar on the pooled first-seed folds."""
+    from sklearn.model_selection import StratifiedKFold
+
+    from medground.eval.metrics import mcnemar_test
+    from medground.reading.consult_typer import train
+
+    y = np.array([lab for _, lab in dev])
+    x_plain = embedder.encode_queries([q.question for q, _ in dev])
+    x_mask = embedder.encode_queries([_masked(q) for q, _ in dev])
+    strata = np.array([lab if (y == lab).sum() >= folds else "rare" for lab in y])
+    acc: dict[str, list[float]] = {"plain": [], "masked": []}
+    first: dict[str, np.ndarray] = {}
+    for seed in range(seeds):
+        right = {k: np.zeros(len(y), dtype=bool) for k in acc}
+        for tr, te in StratifiedKFold(folds, shuffle=True, random_state=seed).split(x_plain, strata):
+            for k in acc:
+                xt, yt = (x_plain[tr], list(y[tr])) if k == "plain" else \
+                    (np.vstack([x_plain[tr], x_mask[tr]]), list(y[tr]) * 2)
+                m = train(xt, yt)
+                pred = m.probabilities(x_plain[te] if k == "plain" else x_mask[te]).argmax(axis=1)
+                right[k][te] = [m.classes[i] == g for i, g in zip(pred, y[te])]
+        for k in acc:
+            acc[k].append(round(float(right[k].mean()), 4))
+        if seed == 0:
+            first = right
+    test = mcnemar_test(list(first["plain"]), list(first["masked"]))
+    return {"n": len(y), "folds": folds, "seeds": seeds, "accuracy": acc,
+            "mean": {k: round(float(np.mean(v)), 4) for k, v in acc.items()},
+            "seed0_plain_only_right": int((first["plain"] & ~first["masked"]).sum()),
+            "seed0_masked_only_right": int((first["masked"] & ~first["plain"]).sum()),
+            "seed0_mcnemar_p": round(float(test.pvalue), 4)}
+
+
 def typer_cmd(args) -> None:
     from medground.eval.datasets import load_dataset
     from medground.index.embedders import EmbedderSettings, load_embedder
@@ -72,10 +115,16 @@ def typer_cmd(args) -> None:
     dev = [(q, lab) for q, lab in items if medication_qa_split(q.qid) == "dev"]
     test = [(q, lab) for q, lab in items if medication_qa_split(q.qid) == "test"]
     embedder = load_embedder(EmbedderSettings(kind=EMBEDDER_KIND, threads=2))
+    cv = _typer_cv(embedder, dev) if args.cv else None
     xd = embedder.encode_queries([q.question for q, _ in dev])
-    model = train(xd, [lab for _, lab in dev], c=args.c)
+    labels = [lab for _, lab in dev]
+    if args.mask:  # plain and masked questions both: it learns the question, not the drug
+        xd = np.vstack([xd, embedder.encode_queries([_masked(q) for q, _ in dev])])
+        labels = labels * 2
+    model = train(xd, labels, c=args.c, masks_names=args.mask)
     typer = ConsultTyper(model, embedder)
-    xt = embedder.encode_queries([q.question for q, _ in test])
+    out_path = Path(args.out) if args.out else MODEL_PATH
+    xt = embedder.encode_queries([_masked(q) if args.mask else q.question for q, _ in test])
     probs = model.probabilities(xt)
     pred = [model.classes[i] for i in probs.argmax(axis=1)]
     gold = [lab for _, lab in test]
@@ -87,10 +136,11 @@ def typer_cmd(args) -> None:
            "dev_counts": dict(Counter(lab for _, lab in dev)),
            "test_accuracy@1": rate([p == g for p, g in zip(pred, gold)]), "test_accuracy@2": rate(top2),
            "none_precision": round(tp / max(1, sum(none_pred)), 4), "none_recall": round(tp / max(1, sum(none_gold)), 4),
-           "none_test_n": sum(none_gold), "C": args.c, "model": str(MODEL_PATH.relative_to(ROOT))}
-    model.save(MODEL_PATH)
+           "none_test_n": sum(none_gold), "C": args.c, "masks_names": args.mask, "dev_cv": cv,
+           "model": str(out_path.relative_to(ROOT) if out_path.is_relative_to(ROOT) else out_path)}
+    model.save(out_path)
     assert typer.probabilities("what is lisinopril for")  # the saved model loads and runs
-    save("e2e_typer", out)
+    save(args.section, out)
     print(json.dumps(out, indent=2))
 
 
@@ -481,6 +531,11 @@ def main() -> None:
     sub = ap.add_subparsers(dest="cmd", required=True)
     t = sub.add_parser("typer")
     t.add_argument("--c", type=float, default=4.0)
+    t.add_argument("--mask", action=argparse.BooleanOptionalAction, default=True,
+                   help="train on questions with the drug names read as 'this medicine' too (default)")
+    t.add_argument("--cv", action="store_true", help="also compare plain vs masked by k-fold CV on dev")
+    t.add_argument("--out", default=None, help="model path (default: the shipped one)")
+    t.add_argument("--section", default="e2e_typer")
     tb = sub.add_parser("table")
     tb.add_argument("sections", help="comma-separated consult.json sections")
     c = sub.add_parser("compare")

@@ -176,7 +176,7 @@ def test_the_typer_can_read_the_question_apart_from_its_context(reader):
         def __init__(self):
             self.seen = []
 
-        def attribute_probabilities(self, text):
+        def attribute_probabilities(self, text, names=()):
             self.seen.append(text)
             return ({A.MECHANISM: 0.8, A.DOSAGE: 0.2} if "How" in text and "mg" not in text
                     else {A.MECHANISM: 0.2, A.DOSAGE: 0.8}), 0.0
@@ -246,3 +246,18 @@ def test_a_long_list_of_short_items_stays_a_list(tmp_path):
     r = long_list.reply(["Does Zestril cause my toes to glow purple?"], "lisinopril")
     if r.outcome == "answered" and "does not list" in r.first_sentence:
         assert "and 18 more" in r.first_sentence
+
+
+def test_the_typer_reads_drug_names_as_this_medicine_when_it_learned_so(tmp_path):
+    import numpy as np
+
+    from medground.reading.consult_typer import ConsultTyperModel, mask_names
+
+    assert mask_names("What's Tagamet HB for? Is tagamet safe?", ["Tagamet HB", "Tagamet"]) == \
+        "What's this medicine for? Is this medicine safe?"
+    assert mask_names("non-Tagamet", ["Tagamet"]) == "non-Tagamet"  # whole names only
+    model = ConsultTyperModel(["dosage", "none"], np.ones((2, 3), np.float32), np.zeros(2, np.float32), "minilm",
+                              masks_names=True)
+    model.save(tmp_path / "t.npz")
+    again = ConsultTyperModel.load(tmp_path / "t.npz")
+    assert again.masks_names and again.classes == ["dosage", "none"]

@@ -120,26 +120,13 @@ class LayVocabulary:
         limit = share * self.plain_docs
         return any(len(w) > 3 and self.plain_df.get(w, 0) < limit for w in key(text).split())
 
-    def synonyms(self, text: str, limit: int = 3, share: float = 0.01) -> list[str]:
+    def synonyms(self, text: str, limit: int = 3) -> list[str]:
         """The phrases most often paired with ``text`` as a whole ("Angioedema" → "swelling"), at
-        most ``limit``; else those of its longest part that is itself clinical ("Peripheral
-        edema" → "edema" → "swelling"). Never a plain part of a longer item: "skin" in "Skin and
-        subcutaneous tissue disorders" is not what the item names."""
+        most ``limit``. Never those of a part of a longer item: "renal" in "Renal toxicity" or
+        "Moderate renal impairment study" is not what the item names."""
         k = key(text)
         pairs = self.pairs.get(k) or (self.pairs.get(k[:-1]) if k.endswith("s") else None)
-        if not pairs:
-            words = k.split()
-            for n in range(len(words) - 1, 0, -1):
-                for i in range(len(words) - n + 1):
-                    part = " ".join(words[i:i + n])
-                    if part in self.pairs and self.is_clinical(part, share):
-                        pairs = self.pairs[part]
-                        break
-                if pairs:
-                    break
-        if not pairs:
-            return []
-        return [other for other, _ in pairs.most_common(limit)]
+        return [other for other, _ in pairs.most_common(limit)] if pairs else []
 
     def to_json(self) -> dict:
         return {"version": VERSION, "pairs": {k: dict(v) for k, v in self.pairs.items()},

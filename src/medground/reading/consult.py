@@ -97,7 +97,7 @@ class ConsultReplySettings(BaseModel):
     lexical_match: float = Field(0.9, ge=0.0, le=1.0)
     rare_share: float = Field(0.005, gt=0.0, le=1.0)
     max_listed: int = Field(12, ge=1, description="items named when a list is shown whole (the rest are counted)")
-    short_item: int = Field(40, ge=1, description="a line-per-item entry whose median item is at most this many "
+    short_item: int = Field(80, ge=1, description="a line-per-item entry whose items are all at most this many "
                                                   "characters is a list, however long; else a label section")
     # What the typer reads: the whole last turn, its question sentences only (the typer learned
     # from one-sentence questions; context around the question — "Yes, 10 mg a day." — pulls it
@@ -224,7 +224,7 @@ class ConsultReader:
                     extra.append((1, j, f"{item}: {g}"))
                 if vocabulary is not None and len(item) <= 60 and vocabulary.is_clinical(item, s.plain_share):
                     extra += [(2 + r, j, t) for r, t in
-                              enumerate(vocabulary.synonyms(item, s.lay_synonyms, s.plain_share))]
+                              enumerate(vocabulary.synonyms(item, s.lay_synonyms))]
             vecs = (self.embedder.encode_passages(flat + [t for _, _, t in extra]) if flat
                     else np.zeros((0, 1), dtype=np.float32))
             rows = np.repeat(vecs[None, : len(flat)], 2 + s.lay_synonyms, axis=0)
@@ -288,11 +288,11 @@ class ConsultReader:
         subject = self.drugs.drugs[subject_id]
         others = [self.drugs.drugs[d] for d in other_ids if d in self.drugs.drugs and d != subject_id]
         question = turns[-1] if turns else ""
-        p_type, p_none = self.type_probabilities(question)
+        names = self.drug_names(subject, others)
+        p_type, p_none = self.type_probabilities(question, names[1:])
         if others and p_type:  # two drugs named: a question about taking them together
             p_type = {t: p for t, p in p_type.items()}
             p_type[A.INTERACTIONS] = max(p_type.get(A.INTERACTIONS, 0.0), max(p_type.values()))
-        names = self.drug_names(subject, others)
         rare = self.rare_words(question, names)
         named = [subject, *others]
         # An entry is matched against the *other* named drugs (what an interactions entry would
@@ -312,7 +312,10 @@ class ConsultReader:
                     continue
                 matches: list[ItemMatch] = []
                 if pvecs is not None and iv.shape[1]:
-                    sims = (iv @ pvecs.T).max(axis=0) * weights  # items × phrases, best row
+                    rows = iv @ pvecs.T  # rows × items × phrases
+                    if rows.shape[0] > 2:  # mined phrases answer what is asked now, not earlier context
+                        rows[2:] *= (weights >= 1.0)  # ("blood pressure pills" two turns back ≠ hypotension)
+                    sims = rows.max(axis=0) * weights  # items × phrases, best row
                     best_phrase = sims.argmax(axis=1)
                     for k, item in enumerate(its):
                         j = int(best_phrase[k])
@@ -330,15 +333,16 @@ class ConsultReader:
         choices.sort(key=lambda c: (-c.score, -(c.best.similarity if c.best else 0.0)))
         return choices, p_none, p_type
 
-    def type_probabilities(self, turn: str) -> tuple[dict[AttributeType, float], float]:
-        """P(type) and P(none) of the last turn, read as ``typer_reads`` says."""
+    def type_probabilities(self, turn: str, names: Sequence[str] = ()) -> tuple[dict[AttributeType, float], float]:
+        """P(type) and P(none) of the last turn, read as ``typer_reads`` says; ``names``: the
+        named drugs' names (the typer reads them as "this medicine" when it learned so)."""
         mode = self.settings.typer_reads
         asked = " ".join(questions(turn))
         if mode == "turn" or not asked or asked == turn.strip():
-            return self.typer.attribute_probabilities(turn)
+            return self.typer.attribute_probabilities(turn, names)
         if mode == "question":
-            return self.typer.attribute_probabilities(asked)
-        (pt_turn, pn_turn), (pt_q, pn_q) = (self.typer.attribute_probabilities(t) for t in (turn, asked))
+            return self.typer.attribute_probabilities(asked, names)
+        (pt_turn, pn_turn), (pt_q, pn_q) = (self.typer.attribute_probabilities(t, names) for t in (turn, asked))
         return {t: (pt_turn.get(t, 0.0) + pt_q.get(t, 0.0)) / 2 for t in {*pt_turn, *pt_q}}, (pn_turn + pn_q) / 2
 
     def check_items(self, question: str, choice: EntryChoice) -> None:
@@ -445,7 +449,7 @@ class ConsultReader:
         # closest to the question, never the whole section.
         # A list of short items (a prototype table's adverse effects, 13 lines or 30) is a list
         # whatever its length; long lines are a label section's prose.
-        short = "\n" in text and float(np.median([len(i) for i in all_items] or [0])) <= s.short_item
+        short = "\n" in text and max((len(i) for i in all_items), default=0) <= s.short_item
         prose = len(all_items) > 1 and not short
         if t in LIST_TYPES and items:
             listed = join_items(items)

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+import re
+
 import numpy as np
 
 from medground.drug_schema import AttributeType
@@ -47,20 +49,40 @@ class ConsultTyperModel:
     coef: np.ndarray
     intercept: np.ndarray
     embedder: str
+    # trained on questions whose drug names read "this medicine": it then reads any question so
+    masks_names: bool = False
 
     def probabilities(self, vectors: np.ndarray) -> np.ndarray:
         return softmax_probabilities(vectors, self.coef, self.intercept)
 
     def save(self, path: Path) -> None:
         save_linear(path, self.classes, self.coef, self.intercept, self.embedder)
+        with np.load(path, allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+        np.savez_compressed(path, **arrays, masks_names=np.array(self.masks_names))
 
     @classmethod
     def load(cls, path: Path) -> ConsultTyperModel:
-        return cls(*load_linear(path))
+        with np.load(path, allow_pickle=False) as z:
+            masks = bool(z["masks_names"]) if "masks_names" in z.files else False
+        return cls(*load_linear(path), masks_names=masks)
+
+
+MASK = "this medicine"
+
+
+def mask_names(text: str, names: Sequence[str]) -> str:
+    """``text`` with each drug name (whole words, any case, longest first) read as "this medicine".
+    A typer that learned "what is Tagamet HB for" learns Tagamet; one that learned "what is this
+    medicine for" learns the question: masked, it types questions about drugs it never saw as well
+    (5-fold CV on Medication QA's development part: benchmarks/consult_e2e.py typer)."""
+    for name in sorted({n.strip() for n in names if n and len(n.strip()) > 2}, key=len, reverse=True):
+        text = re.sub(rf"(?<![\w-]){re.escape(name)}(?![\w-])", MASK, text, flags=re.IGNORECASE)
+    return text
 
 
 def train(vectors: np.ndarray, labels: Sequence[str], *, c: float = 4.0,
-          embedder: str = EMBEDDER_KIND) -> ConsultTyperModel:
+          embedder: str = EMBEDDER_KIND, masks_names: bool = False) -> ConsultTyperModel:
     """Class-balanced multinomial logistic regression over sentence embeddings."""
     from collections import Counter
 
@@ -71,7 +93,7 @@ def train(vectors: np.ndarray, labels: Sequence[str], *, c: float = 4.0,
     y = np.array(labels)[keep]
     clf = LogisticRegression(C=c, max_iter=3000, class_weight="balanced")
     clf.fit(vectors[keep], y)
-    return ConsultTyperModel([str(x) for x in clf.classes_], clf.coef_, clf.intercept_, embedder)
+    return ConsultTyperModel([str(x) for x in clf.classes_], clf.coef_, clf.intercept_, embedder, masks_names)
 
 
 class ConsultTyper:
@@ -81,13 +103,17 @@ class ConsultTyper:
         self.model = model
         self.embedder = embedder
 
-    def probabilities(self, text: str) -> dict[str, float]:
+    def probabilities(self, text: str, names: Sequence[str] = ()) -> dict[str, float]:
+        """P(class | text); ``names`` are the drug names in it, masked when the model was trained so."""
+        if self.model.masks_names and names:
+            text = mask_names(text, names)
         row = self.model.probabilities(self.embedder.encode_queries([text]))[0]
         return {c: float(p) for c, p in zip(self.model.classes, row)}
 
-    def attribute_probabilities(self, text: str) -> tuple[dict[AttributeType, float], float]:
+    def attribute_probabilities(self, text: str, names: Sequence[str] = ()
+                                ) -> tuple[dict[AttributeType, float], float]:
         """(P(type) for each attribute type, P(none))."""
-        probs = self.probabilities(text)
+        probs = self.probabilities(text, names)
         return {AttributeType(c): p for c, p in probs.items() if c != NONE}, probs.get(NONE, 0.0)
 
 
