@@ -211,7 +211,7 @@ def test_an_entry_is_matched_against_the_other_drugs_names_never_its_own(reader,
 
 def test_mined_plain_phrases_reach_the_clinical_item(reader):
     """"My lips swelled" is far from "Angioedema" in MiniLM's space; the phrase consumer pages pair
-    with it ("severe swelling (angioedema)") is not. Off by default (lay_synonyms 0)."""
+    with it ("severe swelling (angioedema)") is not."""
     from medground.corpus.lay_vocabulary import mine
     from medground.reading.consult import ConsultReplySettings
 

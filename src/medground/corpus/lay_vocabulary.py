@@ -32,7 +32,8 @@ log = logging.getLogger(__name__)
 
 MAX_WORDS = 5
 VERSION = 3
-_PAREN = re.compile(r"([A-Za-z][A-Za-z ,;:'\-]{1,120}?)\s\(([A-Za-z][A-Za-z '\-]{2,48})\)")
+_PAREN = re.compile(r"\s\(([A-Za-z][A-Za-z '\-]{2,48})\)")
+_BEFORE = re.compile(r"[A-Za-z][A-Za-z ,;:'\-]*$")  # the words right before a parenthesis
 # Clause boundaries: where the plain phrase before a parenthesis begins. Grammar words, not
 # medical ones: conjunctions, prepositions that open a new phrase, auxiliaries and linking verbs.
 _BOUNDARY = re.compile(
@@ -80,12 +81,15 @@ def _usable(phrase: str) -> bool:
 def parenthetical_pairs(text: str) -> Iterator[tuple[str, str]]:
     """(plain phrase, parenthesized term) for each "words (term)" in ``text``, both keyed."""
     for m in _PAREN.finditer(text):
-        inside = m.group(2).strip()
-        last = m.group(1).split()[-1]
+        inside = m.group(1).strip()
+        head = _BEFORE.search(text, max(0, m.start() - 120), m.start())
+        if head is None:
+            continue
+        last = head.group(0).split()[-1] if head.group(0).split() else ""
         if inside.isupper() or (last.isupper() and len(last) > 1) or len(inside.split()) > 4:
             continue  # an acronym spelled out, or an aside
         term = _plain(inside)
-        before = _plain(m.group(1))
+        before = _plain(head.group(0))
         if _usable(term) and _usable(before) and term != before:
             yield before, term
 

@@ -7,6 +7,9 @@ patient describes and one item of the entry: list entries are split into items, 
 words into short phrases (stop words dropped, other named drugs expanded to their generic name
 and class from the database), and both are embedded with the bundled MiniLM. "A dry cough" then
 finds lisinopril's adverse-reactions item "Cough" although the typer alone might prefer dosage.
+A clinical item is also matched through its MedlinePlus gloss and the plain phrases consumer
+pages pair it with (corpus/lay_vocabulary.py: "Angioedema" ↔ "swelling", "Ethanol" ↔ "alcohol"),
+which reach "my lips swelled" and "a glass of wine" where MiniLM alone does not.
 
 The reply is deterministic, filled from the matched items: a first sentence that answers in plain
 words with its citation, the matched items quoted (not the whole list), and the drug's boxed
@@ -79,7 +82,7 @@ class ConsultReplySettings(BaseModel):
     lay_glosses: bool = Field(True, description="match items through their MedlinePlus lay gloss too")
     # A clinical item ("Angioedema") is also matched through the plain phrases consumer-health
     # pages pair it with ("swelling"; corpus/lay_vocabulary.py); 0: off.
-    lay_synonyms: int = Field(0, ge=0, le=5, description="mined plain phrases matched per clinical item")
+    lay_synonyms: int = Field(2, ge=0, le=5, description="mined plain phrases matched per clinical item")
     plain_share: float = Field(0.01, gt=0.0, le=1.0,
                                description="an item is clinical when it holds a word under this share of "
                                            "MedlinePlus summaries use")
