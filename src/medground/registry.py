@@ -14,7 +14,7 @@ from typing import Any
 
 _FACTORIES: dict[tuple[str, str], Callable[..., Any]] = {}
 
-KINDS = ("reader", "chunker", "embedder", "retriever", "fuser", "reranker", "llm", "pipeline")
+KINDS = ("reader", "chunker", "embedder", "index", "retriever", "fuser", "reranker", "llm", "pipeline")
 
 
 class UnknownComponentError(KeyError):

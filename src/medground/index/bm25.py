@@ -12,6 +12,7 @@ import numpy as np
 from medground.index.fingerprint import (
     ChunkSource,
     IndexFingerprint,
+    index_dir,
     open_or_build,
     to_passages,
 )
@@ -166,3 +167,13 @@ def open_bm25(settings: BM25Settings | None = None, *, chunks: ChunkSource | Non
 @register("retriever", "bm25")
 def make_bm25(settings: BM25Settings | None = None, **kwargs) -> BM25Retriever:
     return open_bm25(settings, **kwargs)
+
+
+@register("index", "bm25")
+def build_bm25_index(chunks: ChunkSource, corpora: Sequence[str] | None, options, **_):
+    """`index build` for BM25 (index/build.py)."""
+    from medground.index.build import BuiltIndex
+
+    index = BM25Index.build(chunks.iter_chunks(corpora), options.settings, chunks_fingerprint=chunks.fingerprint(corpora),
+                            corpora=corpora, show_progress=options.show_progress)
+    return BuiltIndex(index, index_dir("bm25", corpora))

@@ -343,6 +343,43 @@ def open_dense(settings: DenseSettings | None = None, *, chunks: ChunkSource | N
     return DenseRetriever(index, model, source)
 
 
+@register("index", "dense")
+def build_dense_index(chunks: ChunkSource, corpora: Sequence[str] | None, options, *, progress=None, ray=None):
+    """`index build` for dense (index/build.py): FAISS on disk, or pgvector beside a Postgres store;
+    ``ray``: a RayCluster whose workers embed."""
+    from medground.index.build import BuiltIndex
+    from medground.index.embedders import embedder_settings_from
+
+    settings = options.settings or DenseSettings(
+        embedder=embedder_settings_from(options.embedder, options.threads, options.precision),
+        index_type=options.dense_index)
+    pgvector = uses_pgvector(settings, chunks)
+    directory = dense_dir(settings, corpora, pgvector=pgvector)
+    embedder = load_embedder(settings.embedder)
+    extra: dict = {}
+    if ray is not None:
+        from medground.index.rayembed import RayEmbedder
+
+        embedder = RayEmbedder(embedder, settings.embedder, ray)
+        extra["ray_workers"] = embedder.workers
+    fp = chunks.fingerprint(corpora)
+    try:
+        if pgvector:
+            from medground.index.pgvector import PgVectorIndex
+
+            index = PgVectorIndex.build(chunks.iter_chunks(corpora), embedder, settings, conn=chunks.connection,
+                                        name=directory.name, chunks_fingerprint=fp, corpora=corpora,
+                                        progress=progress)
+        else:
+            index = DenseIndex.build(chunks.iter_chunks(corpora), embedder, settings, chunks_fingerprint=fp,
+                                     corpora=corpora, progress=progress)
+    finally:
+        if ray is not None:
+            embedder.close()
+    extra.update(embedder=embedder.name, embedded=index.embedded, cached=chunks.count(corpora) - index.embedded)
+    return BuiltIndex(index, directory, extra)
+
+
 def _open_pgvector(settings, model, chunks, corpora, directory: Path, build_if_missing: bool) -> DenseRetriever:
     """The pgvector twin of the FAISS path: same staleness checks, same build-on-first-use."""
     from medground.index.pgvector import PgVectorIndex

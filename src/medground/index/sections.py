@@ -23,6 +23,7 @@ from medground.index.fingerprint import (
     ChunkSource,
     IndexFingerprint,
     default_chunk_source,
+    index_dir,
     open_or_build,
 )
 from medground.index.text import BM25Settings
@@ -190,13 +191,29 @@ def open_section_index(settings: SectionSettings | None = None, *, chunks: Chunk
 @register("retriever", "sections")
 def make_sections(settings: SectionSettings | None = None, *, inner: Retriever | None = None,
                   chunks: ChunkSource | None = None, corpora: Sequence[str] | None = None,
-                  build_if_missing: bool = False, **inner_kwargs) -> SectionFilteredRetriever:
+                  build_if_missing: bool = False, section_index: SectionIndex | None = None,
+                  **inner_kwargs) -> SectionFilteredRetriever:
+    """The one way to filter by section: named in a config as a retriever (its ``inner`` built
+    here), or wrapped around each retriever by the engine's ``sections: K`` (``inner`` given, and
+    one ``section_index`` shared by all of them)."""
     settings = settings or SectionSettings()
-    chunks = chunks if chunks is not None else default_chunk_source()
-    index = open_section_index(settings, chunks=chunks, corpora=corpora, build_if_missing=build_if_missing)
+    if section_index is None or inner is None:  # given both, no chunk store is needed
+        chunks = chunks if chunks is not None else default_chunk_source()
+    index = section_index or open_section_index(settings, chunks=chunks, corpora=corpora,
+                                                build_if_missing=build_if_missing)
     if inner is None:
         if settings.inner in _INNER_MODULES:  # registers it even before the registry loads builtins
             importlib.import_module(_INNER_MODULES[settings.inner])
         inner = create("retriever", settings.inner, chunks=chunks, corpora=corpora,
                        build_if_missing=build_if_missing, **inner_kwargs)
     return SectionFilteredRetriever(inner, index, settings.top_sections, settings.oversample)
+
+
+@register("index", "sections")
+def build_section_index(chunks: ChunkSource, corpora: Sequence[str] | None, options, **_):
+    """`index build` for the coarse section index (index/build.py)."""
+    from medground.index.build import BuiltIndex
+
+    index = SectionIndex.build(chunks.iter_chunks(corpora), options.settings,
+                               chunks_fingerprint=chunks.fingerprint(corpora), corpora=corpora)
+    return BuiltIndex(index, index_dir("sections", corpora), {"sections": len(index)})

@@ -21,6 +21,7 @@ from medground.index.dense import length_blocks, passage_text
 from medground.index.fingerprint import (
     ChunkSource,
     IndexFingerprint,
+    index_dir,
     open_or_build,
     to_passages,
 )
@@ -240,3 +241,14 @@ def open_splade(settings: SpladeSettings | None = None, *, chunks: ChunkSource |
 @register("retriever", "splade")
 def make_splade(settings: SpladeSettings | None = None, **kwargs) -> SpladeRetriever:
     return open_splade(settings, **kwargs)
+
+
+@register("index", "splade")
+def build_splade_index(chunks: ChunkSource, corpora: Sequence[str] | None, options, *, progress=None, **_):
+    """`index build` for SPLADE (index/build.py)."""
+    from medground.index.build import BuiltIndex
+
+    encoder = SpladeEncoder(options.settings or SpladeSettings(threads=options.threads))
+    index = SpladeIndex.build(chunks.iter_chunks(corpora), encoder, chunks_fingerprint=chunks.fingerprint(corpora),
+                              corpora=corpora, progress=progress)
+    return BuiltIndex(index, index_dir("splade", corpora))

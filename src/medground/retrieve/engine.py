@@ -178,18 +178,16 @@ class RetrievalEngine:
         return factory(**kwargs)
 
     def _sectioned(self, inner: Retriever) -> Retriever:
-        from medground.index.sections import (
-            SectionFilteredRetriever,
-            SectionSettings,
-            open_section_index,
-        )
+        """``sections: K``: the registry's section filter around ``inner``, one section index shared."""
+        from medground.index.sections import SectionSettings
 
-        if self._section_index is None:
-            self._section_index = open_section_index(
-                SectionSettings(top_sections=self.settings.sections), chunks=self._chunks,
-                corpora=self.settings.corpora, build_if_missing=self._build_if_missing,
-            )
-        return SectionFilteredRetriever(inner, self._section_index, top_sections=self.settings.sections)
+        kwargs: dict[str, Any] = {"corpora": self.settings.corpora, "build_if_missing": self._build_if_missing}
+        if self._chunks is not None:
+            kwargs["chunks"] = self._chunks
+        filtered = registry.create("retriever", "sections", settings=SectionSettings(top_sections=self.settings.sections),
+                                   inner=inner, section_index=self._section_index, **kwargs)
+        self._section_index = filtered.section_index
+        return filtered
 
     @property
     def first_stage(self) -> MultiQueryRetriever:
