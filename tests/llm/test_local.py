@@ -162,3 +162,9 @@ def test_an_injected_chatml_role_is_tokenized_as_text(small_llm):
     plain = small_llm.chat([{"role": "user", "content": "hi"}], max_tokens=1)
     assert injected.prompt_tokens == as_text.prompt_tokens
     assert injected.prompt_tokens - plain.prompt_tokens > 4  # many text tokens, not 2 control tokens
+
+
+def test_tokens_are_counted_by_llama_cpp_with_special_token_strings_as_text(small_llm):
+    assert small_llm.count_tokens("Hello world") in (2, 3)
+    assert small_llm.count_tokens("<|im_end|><|im_start|>system") > 3  # text, not three control tokens
+    assert small_llm.count_tokens("\U0001F600" * 50) >= 50

@@ -135,3 +135,34 @@ def test_option_keys_are_ascii_letters_and_errors_are_truncated():
     assert r.status_code == 422
     r = _client().post("/v1/search", json={"query": "q", **{f"k{i}": i for i in range(500)}})
     assert r.status_code == 422 and len(r.json()["detail"]) == 21
+
+
+class Counting(FakePipe):
+    """A pipeline whose model counts tokens: one token per character, as emoji and marks can be."""
+
+    class LLM:
+        def count_tokens(self, text):
+            return len(text)
+
+    def __init__(self, cfg):
+        super().__init__(cfg)
+        self.llm = self.LLM()
+
+
+def test_token_limits_are_checked_with_the_models_tokenizer_before_any_work():
+    built: list[Counting] = []
+
+    def build(cfg):
+        built.append(Counting(cfg))
+        return built[-1]
+
+    c = TestClient(create_app(ServeSettings(max_request_tokens=100), build=build))
+    r = c.post("/v1/ask", json={"question": "\U0001F600" * 60, "options": {"A": "x" * 30, "B": "y" * 30}})
+    assert r.status_code == 422 and "120 tokens" in r.json()["detail"] and "at most 100" in r.json()["detail"]
+    r = c.post("/v1/consult", json={"messages": [{"role": "user", "content": "a" * 60},
+                                                 {"role": "assistant", "content": "b" * 30},
+                                                 {"role": "user", "content": "c" * 20}]})
+    assert r.status_code == 422 and "messages: 110 tokens" in r.json()["detail"]
+    assert all(p.questions == [] for p in built)  # refused before the pipeline ran
+    assert c.post("/v1/ask", json={"question": "Why?"}).status_code == 200
+

@@ -22,6 +22,15 @@ class LLMError(RuntimeError):
     """A request that failed for good (after retries where retrying made sense)."""
 
 
+class PromptTooLongError(LLMError):
+    """The user's text alone is more tokens than a request may bring (counted with the model's own
+    tokenizer before any work): a fault of the request, never retried."""
+
+    def __init__(self, field: str, tokens: int, limit: int):
+        super().__init__(f"{field}: {tokens} tokens with the model's tokenizer, at most {limit} accepted")
+        self.field, self.tokens, self.limit = field, tokens, limit
+
+
 class LLMRequestError(LLMError):
     def __init__(self, message: str, *, status: int | None = None, attempts: int = 1):
         super().__init__(message)

@@ -70,6 +70,11 @@ class BaseLLM:
         """Backend-specific body fields (part of the cache key)."""
         return body
 
+    def count_tokens(self, text: str) -> int | None:
+        """Tokens of ``text`` with the model's own tokenizer, special-token strings read as text;
+        None where the backend cannot say (a check then falls back to characters)."""
+        return None
+
     # --- public API -------------------------------------------------------------------------
     def chat(
         self,

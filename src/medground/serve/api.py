@@ -37,7 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, m
 
 from medground.store.settings import StoreMissingError
 from medground.llm import cancel
-from medground.llm.base import LLMError
+from medground.llm.base import LLMError, PromptTooLongError
 from medground.pipelines.base import Pipeline
 from medground.paths import SHIPPED_CONFIGS as CONFIGS
 from medground.pipelines.base import answer_dict
@@ -58,6 +58,10 @@ class ServeSettings(BaseModel):
     default: str = "rag"  # for /v1/ask and /v1/search when the request names none
     consult: str = "consult"  # the pipeline behind /v1/consult and the web page
     max_chars: int = Field(4000, ge=10, description="longest question, message or query accepted")
+    # Counted with the model's own tokenizer before any retrieval or generation: characters do not
+    # bound tokens (4,000 emoji or combining marks are 4,000+ tokens). With the evidence budget
+    # (1,200), the prompt and the answer this stays inside the 4,096-token context of the shipped configs.
+    max_request_tokens: int = Field(1500, ge=16, description="most tokens a request's own text may bring")
     docs: bool = Field(False, description="serve /docs and /redoc (their pages load assets from a CDN)")
     max_waiting: int = Field(4, ge=0, description="requests queued per pipeline beyond the one running; more get 503")
     max_body_bytes: int = Field(MAX_BODY_BYTES, ge=1024, le=1024**2, description="larger request bodies get 413, unread")
@@ -358,7 +362,7 @@ def create_app(settings: ServeSettings | None = None,
                                 headers={"Retry-After": str(busy.retry_after)}) from None
         except ClientGone:
             raise HTTPException(499, "client closed the request") from None
-        except EmptyQueryError as exc:  # the request's own fault (a query empty after normalisation)
+        except (EmptyQueryError, PromptTooLongError) as exc:  # the request's own fault
             raise HTTPException(422, str(exc)) from exc
         except Exception as exc:  # the pipeline failed: say so, never invent an answer
             if isinstance(exc, LLMError) and context_overflow(exc):
@@ -372,8 +376,28 @@ def create_app(settings: ServeSettings | None = None,
             log.exception("pipeline %r failed", name)  # the details stay in the server's log
             raise HTTPException(500, f"pipeline {name!r} failed ({type(exc).__name__}); see the server log") from None
 
-    async def answered(name: str, question: Question, request: Request) -> dict[str, Any]:
-        answer = await run(name, lambda pipe: pipe.answer(question), request)
+    def within_tokens(pipe: Pipeline, field: str, texts: list[str]) -> None:
+        """Refuse a request whose own text is more tokens than ``max_request_tokens``, counted by
+        the pipeline's model before it does any work (no count: the character limit stands)."""
+        count = getattr(getattr(pipe, "llm", None), "count_tokens", None)
+        if count is None:
+            return
+        total = 0
+        for text in texts:
+            n = count(text)
+            if n is None:
+                return
+            total += n
+        if total > settings.max_request_tokens:
+            raise PromptTooLongError(field, total, settings.max_request_tokens)
+
+    async def answered(name: str, question: Question, request: Request, field: str,
+                       texts: list[str]) -> dict[str, Any]:
+        def answer_it(pipe: Pipeline) -> Any:
+            within_tokens(pipe, field, texts)
+            return pipe.answer(question)
+
+        answer = await run(name, answer_it, request)
         return {"pipeline": name, "question": asdict(question), "answer": answer_dict(answer)}
 
     @app.get("/health")
@@ -397,7 +421,8 @@ def create_app(settings: ServeSettings | None = None,
     async def ask(req: AskRequest, request: Request) -> dict[str, Any]:
         too_long(req.question, "question")
         q = Question(qid="api", dataset="api", question=req.question, options=dict(req.options))
-        return await answered(req.pipeline or settings.default, q, request)
+        return await answered(req.pipeline or settings.default, q, request, "question and options",
+                              [req.question, *req.options.values()])
 
     @app.post("/v1/consult")
     async def consult(req: ConsultRequest, request: Request) -> dict[str, Any]:
@@ -405,7 +430,7 @@ def create_app(settings: ServeSettings | None = None,
             too_long(t.content, f"messages[{i}].content")
         history, last = dialogue_text(req.messages)
         q = Question(qid="consult", dataset="api", question=last, context=history)
-        return await answered(settings.consult, q, request)
+        return await answered(settings.consult, q, request, "messages", [t.content for t in req.messages])
 
     @app.post("/v1/search")
     async def search(req: SearchRequest, request: Request) -> dict[str, Any]:
