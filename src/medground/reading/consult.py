@@ -448,12 +448,13 @@ class ConsultReader:
         items = [m.text for m in matched]
         text = best.attribute.text.strip()
         all_items = list(dict.fromkeys(split_items(text)))
-        # One paragraph split into sentences, or a label section of many lines: quote the lines
-        # closest to the question, never the whole section.
-        # A list of short items (a prototype table's adverse effects, 13 lines or 30) is a list
-        # whatever its length; long lines are a label section's prose.
+        # One paragraph split into sentences, or a label section of many or long lines, is prose:
+        # quote its lines closest to the question. A list of short items (a prototype table's
+        # adverse effects, 13 lines or 30) is a list whatever its length; a short entry of a few
+        # long lines (a dose schedule) is quoted whole.
         short = "\n" in text and max((len(i) for i in all_items), default=0) <= s.short_item
-        prose = len(all_items) > 1 and not short
+        prose = len(all_items) > 1 and ("\n" not in text or
+                                        (not short and (len(all_items) > s.max_listed or len(text) > 600)))
         if t in LIST_TYPES and items:
             listed = join_items(items)
             verb = "is" if len(items) == 1 else "are"
