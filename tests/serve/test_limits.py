@@ -166,3 +166,27 @@ def test_token_limits_are_checked_with_the_models_tokenizer_before_any_work():
     assert all(p.questions == [] for p in built)  # refused before the pipeline ran
     assert c.post("/v1/ask", json={"question": "Why?"}).status_code == 200
 
+
+
+def test_request_bodies_are_parsed_and_validated_off_the_event_loop(monkeypatch):
+    import asyncio
+
+    from medground.serve import api
+
+    seen = []
+    original = api.AskRequest.model_validate.__func__
+
+    def recording(cls, data, *args, **kwargs):
+        try:
+            asyncio.get_running_loop()
+            seen.append("event loop")
+        except RuntimeError:
+            seen.append("worker thread")
+        return original(cls, data, *args, **kwargs)
+
+    monkeypatch.setattr(api.AskRequest, "model_validate", classmethod(recording))
+    c = _client()
+    assert c.post("/v1/ask", json={"question": "Why?"}).status_code == 200
+    r = c.post("/v1/ask", content=b'{"question": ', headers={"content-type": "application/json"})
+    assert r.status_code == 422 and r.json()["detail"][0]["type"] == "json_invalid"
+    assert seen == ["worker thread"]

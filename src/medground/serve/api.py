@@ -30,7 +30,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from fastapi import FastAPI, HTTPException, Request
+from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
@@ -200,6 +200,39 @@ def dialogue_text(turns: list[Turn]) -> tuple[str, str]:
     who = {"user": "Patient", "assistant": "Pharmacist"}
     history = "\n".join(f"{who[t.role]}: {t.content.strip()}" for t in turns[:-1])
     return history, turns[-1].content.strip()
+
+
+# --- request bodies, parsed off the event loop --------------------------------------------------
+def parsed(model: type[BaseModel]) -> Callable[[Request], Any]:
+    """A dependency that reads the (already size-capped) body and parses and validates it on a
+    worker thread: JSON parsing and validation never hold the event loop that answers /health.
+    Errors read as FastAPI's own (422, ``loc`` starting with "body"), without the input."""
+    import json
+
+    import anyio
+    from pydantic import ValidationError
+
+    def parse(raw: bytes) -> Any:
+        try:
+            data = json.loads(raw)
+        except ValueError as exc:  # not JSON (UnicodeDecodeError is one too)
+            raise RequestValidationError([{"loc": ("body",), "msg": f"JSON decode error: {exc}",
+                                           "type": "json_invalid"}]) from None
+        try:
+            return model.model_validate(data)
+        except ValidationError as exc:
+            raise RequestValidationError([{**e, "loc": ("body", *e["loc"])}
+                                          for e in exc.errors(include_input=False, include_url=False)]) from None
+
+    async def dependency(request: Request) -> Any:
+        return await anyio.to_thread.run_sync(parse, await request.body())
+
+    return dependency
+
+
+def _body_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The request body in the OpenAPI document (the dependency hides it from FastAPI)."""
+    return {"requestBody": {"required": True, "content": {"application/json": {"schema": model.model_json_schema()}}}}
 
 
 # --- the app ----------------------------------------------------------------------------------
@@ -417,23 +450,23 @@ def create_app(settings: ServeSettings | None = None,
                         "consult": name == settings.consult})
         return out
 
-    @app.post("/v1/ask")
-    async def ask(req: AskRequest, request: Request) -> dict[str, Any]:
+    @app.post("/v1/ask", openapi_extra=_body_schema(AskRequest))
+    async def ask(request: Request, req: AskRequest = Depends(parsed(AskRequest))) -> dict[str, Any]:
         too_long(req.question, "question")
         q = Question(qid="api", dataset="api", question=req.question, options=dict(req.options))
         return await answered(req.pipeline or settings.default, q, request, "question and options",
                               [req.question, *req.options.values()])
 
-    @app.post("/v1/consult")
-    async def consult(req: ConsultRequest, request: Request) -> dict[str, Any]:
+    @app.post("/v1/consult", openapi_extra=_body_schema(ConsultRequest))
+    async def consult(request: Request, req: ConsultRequest = Depends(parsed(ConsultRequest))) -> dict[str, Any]:
         for i, t in enumerate(req.messages):
             too_long(t.content, f"messages[{i}].content")
         history, last = dialogue_text(req.messages)
         q = Question(qid="consult", dataset="api", question=last, context=history)
         return await answered(settings.consult, q, request, "messages", [t.content for t in req.messages])
 
-    @app.post("/v1/search")
-    async def search(req: SearchRequest, request: Request) -> dict[str, Any]:
+    @app.post("/v1/search", openapi_extra=_body_schema(SearchRequest))
+    async def search(request: Request, req: SearchRequest = Depends(parsed(SearchRequest))) -> dict[str, Any]:
         too_long(req.query, "query")
         name = req.pipeline or settings.default
 
