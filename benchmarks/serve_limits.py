@@ -3,9 +3,10 @@
 Starts the server as a subprocess (no request reaches a model: every one below is refused or is
 /health), then, while /health is polled every 50 ms:
 
-  1. 40 concurrent oversized bodies: many-key JSON of 27 MB with its Content-Length, the same
+  1. 48 concurrent hostile bodies: many-key JSON of 27 MB with its Content-Length, the same
      sent chunked without one, one 27 MB string, and JSON nested 100,000 deep (under the cap: 200 KB
-     are sent, so over the 64 KB cap too) and 20,000 deep within 40 KB;
+     are sent, so over the 64 KB cap too) and 20,000 deep within 40 KB; and 4,000 keys within
+     the cap (read, then parsed on a worker thread and refused 422);
   2. 200 slow clients that open a connection and trickle a header byte every 0.5 s for 20 s.
 
 Reports status counts (target: every oversized request refused, 0 × 5xx), /health p50 / p95 / max
@@ -67,9 +68,11 @@ def bodies() -> list[tuple[str, dict, bytes | None]]:
     long_string = json.dumps({"question": "x" * 27_000_000}).encode()
     deep_big = b"[" * 100_000 + b"]" * 100_000
     deep_small = b'{"question": ' + b"[" * 20_000 + b"]" * 20_000 + b"}"
+    # under the 64 KB cap: read, then parsed and validated on a worker thread (422, unknown keys)
+    keys_in_cap = json.dumps({"question": "Why?", **{f"k{i}": i for i in range(4_000)}}).encode()
     return [("many keys, Content-Length", {}, many_keys), ("many keys, chunked", {"chunked": True}, many_keys),
             ("one long string", {}, long_string), ("nested 100,000 deep", {}, deep_big),
-            ("nested 20,000 deep in 40 KB", {}, deep_small)]
+            ("nested 20,000 deep in 40 KB", {}, deep_small), ("4,000 keys within the cap", {}, keys_in_cap)]
 
 
 async def main_async(base: str, port: int, server: psutil.Process) -> dict:

@@ -53,13 +53,37 @@ def stop_words() -> frozenset[str]:
     return frozenset(ENGLISH_STOP_WORDS)
 
 
+# Nouns a patient names a medicine by ("the heart pill", "my blood pressure pills", "her water
+# tablets"): grammar, not a list fitted to any set. They and the words that describe them say
+# which drug, not what is asked — "heart" there is no "Heart block".
+_REFERENTS = frozenset("pill pills tablet tablets capsule capsules medicine medicines medication medications "
+                       "med meds drug drugs shot shots injection injections inhaler inhalers patch patches".split())
+
+
+def _describing_a_medicine(words: Sequence[str], stop: frozenset[str]) -> set[int]:
+    """Indices of referent nouns and the (up to two) content words right before each."""
+    out: set[int] = set()
+    for i, w in enumerate(words):
+        if w.lower() in _REFERENTS:
+            out.add(i)
+            for j in range(i - 1, max(-1, i - 3), -1):
+                if words[j].lower() in stop:
+                    break
+                out.add(j)
+    return out
+
+
 def content_phrases(text: str, exclude: Sequence[str] = (), longest: int = 3) -> list[str]:
-    """Runs of 1..``longest`` content words (stop words and ``exclude`` names dropped)."""
+    """Runs of 1..``longest`` content words (stop words, ``exclude`` names, and the words that
+    name a medicine by what it is for — "the heart pill" — dropped)."""
     drop = {w.lower() for name in exclude for w in WORD.findall(name)}
     stop = stop_words()
     out: list[str] = []
     for clause in re.split(r"[.?!,;:()\n]", text):
-        words = [w for w in WORD.findall(clause) if len(w) > 2 and w.lower() not in stop and w.lower() not in drop]
+        every = WORD.findall(clause)
+        naming = _describing_a_medicine(every, stop)
+        words = [w for i, w in enumerate(every) if i not in naming and len(w) > 2 and w.lower() not in stop
+                 and w.lower() not in drop]
         for n in range(1, longest + 1):
             out += [" ".join(words[i:i + n]) for i in range(len(words) - n + 1)]
     return list(dict.fromkeys(out))
