@@ -36,13 +36,17 @@ def register(kind: str, name: str) -> Callable[[Callable[..., Any]], Callable[..
     return deco
 
 
-def names(kind: str) -> list[str]:
-    _load_builtins()
+def names(kind: str, *, load: bool = True) -> list[str]:
+    """Registered names of ``kind``; ``load=False``: only what modules imported so far registered
+    (a module asking about its own components need not import every other built-in)."""
+    if load:
+        _load_builtins()
     return sorted(n for k, n in _FACTORIES if k == kind)
 
 
-def get(kind: str, name: str) -> Callable[..., Any]:
-    _load_builtins()
+def get(kind: str, name: str, *, load: bool = True) -> Callable[..., Any]:
+    if load or (kind, name) not in _FACTORIES:
+        _load_builtins()
     try:
         return _FACTORIES[(kind, name)]
     except KeyError:

