@@ -50,16 +50,11 @@ def save(section: str, payload: dict) -> None:
 
 
 def rate(flags: list[bool]) -> dict:
-    from medground.eval.metrics import wilson_ci
+    from medground.eval.evaluators import rate as library_rate
 
-    n = len(flags)
-    if not n:
-        return {"n": 0, "k": 0, "rate": None, "ci95": None}
-    ci = wilson_ci(flags)
-    return {"n": n, "k": int(sum(flags)), "rate": round(sum(flags) / n, 4), "ci95": [round(ci.low, 4), round(ci.high, 4)]}
+    return library_rate(flags)
 
 
-# --- typer ---------------------------------------------------------------------------------
 def _masked(q) -> str:
     """The question with its focus drug (and each longer word of its name) read as "this medicine"."""
     from medground.reading.consult_typer import mask_names
@@ -216,13 +211,6 @@ def generated_items(split: str) -> list[dict]:
     return out
 
 
-def as_question(item: dict):
-    from medground.schema import Question
-
-    lines = item["dialogue"].splitlines()
-    return Question(qid=item["id"], dataset="consult", question=lines[-1], context="\n".join(lines[:-1]))
-
-
 def load_sets(names: list[str], split: str, n: int) -> dict[str, list[dict]]:
     from medground.store.drugs import DrugStore
 
@@ -297,135 +285,24 @@ def fit_cmd(args) -> None:
     print(json.dumps(out, indent=2))
 
 
-def _has_term(text: str, terms: list[str]) -> bool:
-    low = text.lower()
-    return any(t.lower() in low or (t.lower().endswith("s") and t.lower()[:-1] in low) for t in terms if t.strip())
-
-
-def judge(item: dict, answer, store_entries: dict) -> dict:
-    """Automatic checks of one reply against the item's gold and the database's gold entries."""
-    cited = answer.citations[0] if answer.citations else None
-    gold_drug = store_entries["display"].get(item["subject"], item["subject"])
-    drug_ok = cited is not None and cited.chapter == gold_drug
-    attr_ok = drug_ok and item["attribute"] is not None and cited.section == item["attribute"]
-    # A question about two drugs together is also answered by the other drug's interactions entry.
-    second = (item.get("second_drug") or "").lower()
-    if (cited is not None and item["attribute"] == "interactions" and second and "two_drugs" in item.get("features", [])
-            and cited.chapter.lower() == second and cited.section == "interactions"):
-        drug_ok = attr_ok = True
-    answered = answer.outcome == "answered"
-    row = {"id": item["id"], "outcome": answer.outcome, "drug_ok": drug_ok, "drug_attr_ok": attr_ok,
-           "unanswerable": item["unanswerable"], "seconds": answer.timings.get("total")}
-    reply = answer.metadata.get("reply", {})
-    first = reply.get("first_sentence", answer.text)
-    cited_text = " ".join(c.text for c in answer.citations)
-    outside = [q for q in [*reply.get("quotes", []), *reply.get("matched", [])] if q not in cited_text]
-    row["claims_inside"] = not outside
-    checks = [row["claims_inside"]]
-    if item["unanswerable"]:
-        row["rubric"] = not answered
-        return row
-    gold_text = " ".join(store_entries["entries"].get((item["subject"], item["attribute"]), []))
-    if item["terms"]:
-        has = _has_term(gold_text, item["terms"])
-        row["entry_has_asked"] = has
-        if has:
-            row["first_names_asked"] = answered and _has_term(first, item["terms"])
-            checks.append(row["first_names_asked"])
-        if item["kind"] == "yes_no" and item["attribute"] in {"adverse_reactions", "interactions", "contraindications",
-                                                              "warnings", "boxed_warning"}:
-            says_listed = answered and "does not list" not in first
-            row["yes_no_agrees"] = says_listed == has
-            checks.append(row["yes_no_agrees"])
-    row["rubric"] = answered and attr_ok and all(checks)
-    labels = store_entries.get("labels", {}).get(item["id"])
-    if labels is not None:
-        judge_labelled(row, labels, answer, first, store_entries)
-    return row
-
-
-def _names(text: str, item: str) -> bool:
-    """``text`` names the labelled item, or one part of an item that lists several ("a/b/c")."""
-    low = text.lower()
-    return any(p.strip() and p.strip().lower() in low for p in [item, *item.split("/")])
-
-
-def judge_labelled(row: dict, labels: dict, answer, first: str, store_entries: dict) -> None:
-    """The checks against the blind labels: the cited entry is one that answers; the reply names
-    (or quotes) an answering item; a yes/no question's reply agrees with whether it is listed;
-    where no entry answers, the reply abstains or says the database does not list it."""
-    answered = answer.outcome == "answered"
-    says_listed = answered and "does not list" not in first
-    cited = answer.citations[0] if answer.citations else None
-    display = store_entries["display"]
-    good = {(display.get(a["drug"], a["drug"]), a["attribute"]) for a in labels["answers"]}
-    items = [i for a in labels["answers"] for i in a["items"]]
-    if not labels["answers"]:
-        row["rubric_labelled"] = not says_listed and row["claims_inside"]
-        return
-    row["cites_answering_entry"] = cited is not None and (cited.chapter, cited.section) in good
-    checks = [answered, row["cites_answering_entry"], row["claims_inside"]]
-    if items:
-        reply = answer.metadata.get("reply", {})
-        quotes = [*reply.get("quotes", []), *reply.get("matched", [])]
-        row["names_answering_item"] = answered and any(
-            _names(first, i) or any(q and (q in i or i in q) for q in quotes) for i in items)
-        checks.append(row["names_answering_item"])
-    if labels.get("listed") is not None:
-        row["yes_no_agrees_labelled"] = says_listed == labels["listed"]
-        checks.append(row["yes_no_agrees_labelled"])
-    row["rubric_labelled"] = all(checks)
-
-
 def e2e_cmd(args) -> None:
-    from medground.store.drugs import DrugStore
+    """The shipped (or named) config on the chosen sets, judged by the library's
+    ConsultationEvaluator (eval/evaluators/consultation.py)."""
+    from medground.eval.evaluators import ConsultationEvaluator, ConsultItem, ConsultReference
     from medground.pipelines.config import load_pipeline_config
     from medground.pipelines.factory import build_pipeline
+    from medground.store.drugs import DrugStore
 
-    store = DrugStore()
-    drugs = {d.drug_id: d for d in store.drugs()}
-    entries: dict = {}
-    for a in store.attributes():
-        entries.setdefault((a.drug_id, a.type.value), []).append(a.text)
-    labels = {}
-    if ENTRY_LABELS.exists():
-        labels = {r["id"]: r for r in map(json.loads, ENTRY_LABELS.read_text().splitlines()) if r}
-    ref = {"display": {k: d.display_name for k, d in drugs.items()}, "entries": entries, "labels": labels}
+    evaluator = ConsultationEvaluator(ConsultReference.from_store(DrugStore(), ENTRY_LABELS))
     pipe = build_pipeline(load_pipeline_config(args.config))
     sets = load_sets(args.sets.split(","), args.split, args.n)
     report: dict = {"split": args.split, "config": args.config, "sets": {}}
     samples: dict = {}
     for name, items in sets.items():
-        rows = []
-        for it in items:
-            ans = pipe.answer(as_question(it))
-            row = judge(it, ans, ref)
-            row["reply"] = ans.text
-            rows.append(row)
-        answerable = [r for r in rows if not r["unanswerable"]]
-        unans = [r for r in rows if r["unanswerable"]]
-        secs = sorted(r["seconds"] or 0.0 for r in rows)
-        report["sets"][name] = {
-            "n": len(rows), "answerable": len(answerable), "unanswerable": len(unans),
-            "cites_drug": rate([r["drug_ok"] for r in answerable]),
-            "cites_drug_attribute": rate([r["drug_attr_ok"] for r in answerable]),
-            "rubric_pass": rate([r["rubric"] for r in rows]),
-            "first_names_asked": rate([r["first_names_asked"] for r in rows if "first_names_asked" in r]),
-            "yes_no_agrees": rate([r["yes_no_agrees"] for r in rows if "yes_no_agrees" in r]),
-            "claims_inside_cited": rate([r["claims_inside"] for r in rows]),
-            # against the blind labels of which entries answer (the written set only)
-            "cites_answering_entry": rate([r["cites_answering_entry"] for r in rows if "cites_answering_entry" in r]),
-            "names_answering_item": rate([r["names_answering_item"] for r in rows if "names_answering_item" in r]),
-            "yes_no_agrees_labelled": rate([r["yes_no_agrees_labelled"] for r in rows
-                                            if "yes_no_agrees_labelled" in r]),
-            "rubric_labelled": rate([r["rubric_labelled"] if "rubric_labelled" in r else r["rubric"]
-                                     for r in rows]) if any("rubric_labelled" in r for r in rows) else None,
-            "wrong_abstention": rate([r["outcome"] != "answered" for r in answerable]),
-            "right_abstention": rate([r["outcome"] != "answered" for r in unans]),
-            "seconds_p50": round(secs[len(secs) // 2], 3) if secs else None,
-            "seconds_p95": round(secs[min(len(secs) - 1, int(0.95 * len(secs)))], 3) if secs else None}
-        samples[name] = rows
-        print(f"{name}: {json.dumps(report['sets'][name])}")
+        result = evaluator(pipe, [ConsultItem.from_dict(it) for it in items])
+        report["sets"][name] = result.summary
+        samples[name] = result.rows
+        print(f"{name}: {json.dumps(result.summary)}")
     section = args.section or f"e2e_{args.split}"
     save(section, report)
     out = RESULTS.parent / f"consult_{section}_replies.json"

@@ -1,0 +1,68 @@
+"""Evaluators: the consultation judge on scripted replies (right entry, a hedge, a wrong "does not
+list", an abstention), its summary with Wilson intervals, and the blind-label checks."""
+
+from medground.eval.evaluators import ConsultationEvaluator, ConsultItem, ConsultReference, percentile, rate
+from medground.schema import Answer, Citation
+
+
+def cite(drug: str, section: str, text: str) -> Citation:
+    return Citation(number=1, chunk_id=f"{drug}:{section}", book="Medicine database", chapter=drug,
+                    section=section, title=drug, text=text, score=1.0)
+
+
+REF = ConsultReference(
+    display={"lisinopril": "Lisinopril"},
+    entries={("lisinopril", "adverse_reactions"): ["Angioedema\nCough\nHeadache"]},
+    labels={"w1": {"answers": [{"drug": "lisinopril", "attribute": "adverse_reactions", "items": ["Cough"]}],
+                   "listed": True},
+            "w3": {"answers": [], "listed": None}})
+
+ITEMS = [ConsultItem("w1", "Patient: I'm on Zestril.\nPatient: Could my dry cough be the pill?", "lisinopril",
+                     "adverse_reactions", False, terms=["cough"], kind="yes_no"),
+         ConsultItem("w2", "Patient: Could Zestril make me cough?", "lisinopril", "adverse_reactions", False,
+                     terms=["cough"], kind="yes_no"),
+         ConsultItem("w3", "Patient: Is Zestril in stock?", "lisinopril", None, True)]
+
+AR = cite("Lisinopril", "adverse_reactions", "Angioedema\nCough\nHeadache")
+REPLIES = {
+    "w1": Answer("answered", text="Yes — Cough is listed … [1].", citations=[AR], timings={"total": 1.0},
+                 metadata={"reply": {"first_sentence": "Yes — Cough is listed among Lisinopril's side effects [1].",
+                                     "quotes": ["Cough"], "matched": ["Cough"]}}),
+    "w2": Answer("answered", text="The database does not list …", citations=[AR], timings={"total": 3.0},
+                 metadata={"reply": {"first_sentence": "The database does not list what you describe …"}}),
+    "w3": Answer("insufficient_evidence", text="No entry …", timings={"total": 0.5}),
+}
+
+
+class Scripted:
+    def __init__(self):
+        self.asked = []
+
+    def answer(self, q):
+        self.asked.append(q)
+        return REPLIES[q.qid]
+
+
+def test_the_consultation_evaluator_judges_and_summarises():
+    pipe = Scripted()
+    result = ConsultationEvaluator(REF)(pipe, ITEMS)
+    assert [q.question for q in pipe.asked][0] == "Patient: Could my dry cough be the pill?"  # the last line
+    assert pipe.asked[0].context == "Patient: I'm on Zestril."
+    w1, w2, w3 = result.rows
+    assert w1["drug_attr_ok"] and w1["first_names_asked"] and w1["yes_no_agrees"] and w1["rubric"]
+    assert w1["cites_answering_entry"] and w1["names_answering_item"] and w1["rubric_labelled"]
+    assert w2["drug_attr_ok"] and not w2["yes_no_agrees"] and not w2["rubric"]  # "does not list" a listed cough
+    assert w3["rubric"] and "rubric_labelled" not in w3  # abstained; an unanswerable item is judged by its outcome
+    s = result.summary
+    assert s["n"] == 3 and s["answerable"] == 2 and s["unanswerable"] == 1
+    assert s["rubric_pass"]["k"] == 2 and s["cites_drug_attribute"]["rate"] == 1.0
+    assert s["right_abstention"]["k"] == 1 and s["wrong_abstention"]["k"] == 0
+    assert s["seconds_p50"] == 1.0 and s["seconds_p95"] == 3.0
+    assert [r["reply"] for r in result.rows][2] == "No entry …"
+
+
+def test_rates_and_percentiles_are_computed_in_one_place():
+    r = rate([True, True, False, True])
+    assert r["n"] == 4 and r["k"] == 3 and r["rate"] == 0.75 and r["ci95"][0] < 0.75 < r["ci95"][1]
+    assert rate([]) == {"n": 0, "k": 0, "rate": None, "ci95": None}
+    assert percentile([3.0, 1.0, 2.0], 0.5) == 2.0 and percentile([], 0.95) is None
