@@ -98,3 +98,13 @@ def test_a_hyphenated_question_word_counts_once_and_noun_matches_adjective():
     ev = evidence(first_line, key)
     out = compress(ev, "What is the first-line drug for anaphylaxis?", budget_tokens=16, count_tokens=words)
     assert [c.text for c in out.citations] == [key]
+
+
+def test_a_heading_line_is_kept_only_with_the_sentence_under_it():
+    text = ("Salt Substitutes\nNurses should warn clients on a low-sodium diet about salt substitutes. "
+            f"{FILLER}")
+    q = "Why are salt substitutes dangerous for someone with kidney disease?"
+    alone = compress(evidence(text), q, budget_tokens=10, count_tokens=words)
+    assert alone.citations[0].text == "Salt Substitutes"  # the heading matches best and says nothing
+    joined = compress(evidence(text), q, budget_tokens=25, count_tokens=words, join_headings=True)
+    assert joined.citations[0].text.startswith("Salt Substitutes\nNurses should warn clients")

@@ -51,4 +51,4 @@ def focus(evidence: Evidence, question: Question, settings: ReaderSettings, engi
     with tally.stage("compress"):
         return compress(evidence, question.question, question.options, budget_tokens=settings.evidence_tokens,
                         count_tokens=engine.count_tokens, neighbor_weight=settings.evidence_neighbor_weight,
-                        rank_weight=settings.evidence_rank_weight)
+                        rank_weight=settings.evidence_rank_weight, join_headings=settings.evidence_join_headings)

@@ -45,6 +45,8 @@ class ReaderSettings(BaseModel):
     # neighbour's score, and sentences of passage i are weighted 1 + rank_weight / i.
     evidence_neighbor_weight: float = Field(0.0, ge=0.0)
     evidence_rank_weight: float = Field(0.0, ge=0.0)
+    # A heading line ("Salt Substitutes") is kept only with the sentence under it, never alone.
+    evidence_join_headings: bool = False
     # Weigh the grounded option scores against the same reader's closed-book ones (one more read,
     # no evidence): argmax of w·log p(option | evidence) + (1 − w)·log p(option | none). 1.0 =
     # the evidence alone. Measured in docs/reports/grounding ("evidence_prior_mixture", holdout).

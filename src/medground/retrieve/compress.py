@@ -61,12 +61,40 @@ class _Sentence:
     score: float = 0.0
 
 
-def _sentences(evidence: Evidence, count: TokenCount, tokenize: Callable[[str], list[str]]) -> list[_Sentence]:
+HEADING_WORDS = 8  # a line this short without a full stop, followed by a line break, is a heading
+
+
+def _is_heading(text: str, gap: str) -> bool:
+    """A heading line ("Salt Substitutes"): short, no closing punctuation, a line break after it."""
+    t = text.strip()
+    return bool(t) and "\n" in gap and len(t.split()) <= HEADING_WORDS and t[-1] not in ".?!:;,)\"'”"
+
+
+def _spans(text: str) -> list[tuple[int, int]]:
+    """Sentence spans, a heading line joined to the sentence under it: alone, a heading matches
+    the question's words best and says nothing ("Salt Substitutes" kept, "… made with potassium
+    chloride, which can raise potassium to life-threatening levels" dropped)."""
+    from medground.corpus.sentences import split_spans
+
+    spans = split_spans(text)
+    out: list[tuple[int, int]] = []
+    k = 0
+    while k < len(spans):
+        s = spans[k][0]
+        while k + 1 < len(spans) and _is_heading(text[spans[k][0]:spans[k][1]], text[spans[k][1]:spans[k + 1][0]]):
+            k += 1
+        out.append((s, spans[k][1]))
+        k += 1
+    return out
+
+
+def _sentences(evidence: Evidence, count: TokenCount, tokenize: Callable[[str], list[str]],
+               join_headings: bool = False) -> list[_Sentence]:
     from medground.corpus.sentences import split_spans
 
     out: list[_Sentence] = []
     for i, c in enumerate(evidence.citations):
-        for j, (s, e) in enumerate(split_spans(c.text)):
+        for j, (s, e) in enumerate(_spans(c.text) if join_headings else split_spans(c.text)):
             text = c.text[s:e]
             out.append(_Sentence(i, j, s, e, text, frozenset(tokenize(text)), count(text)))
     return out
@@ -111,7 +139,7 @@ def score_sentences(sentences: list[_Sentence], question_words: Words,
 
 def compress(evidence: Evidence, question: str, options: Mapping[str, str] | None = None, *,
              budget_tokens: int = 350, count_tokens: TokenCount | None = None, neighbor_weight: float = 0.0,
-             rank_weight: float = 0.0) -> Evidence:
+             rank_weight: float = 0.0, join_headings: bool = False) -> Evidence:
     """The evidence cut down to its most question-related sentences within ``budget_tokens``.
 
     The budget counts what the reader sees: each kept citation's header ``[n] (label) `` plus
@@ -124,7 +152,7 @@ def compress(evidence: Evidence, question: str, options: Mapping[str, str] | Non
 
         count_tokens = default_token_counter()
     tok = text_tokenizer()
-    sentences = _sentences(evidence, count_tokens, tok.tokenize)
+    sentences = _sentences(evidence, count_tokens, tok.tokenize, join_headings)
     q_words = words_of(tok, question)
     q_terms = terms_of(q_words)
     opt_words = {k: words_of(tok, v, q_terms) for k, v in (options or {}).items()}
