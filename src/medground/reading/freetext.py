@@ -104,7 +104,8 @@ def _free_text_answer(llm: LLM, question: Question, evidence: Evidence, settings
     def quoted(reason: str) -> Answer:
         passage = (found.passage if found else None) or evidence.citations[0]
         count = count_tokens or (lambda t: len(t.split()))
-        text = sup.quote(passage, q, count, settings.freetext_quote_tokens)
+        text = sup.quote(passage, q, count, settings.freetext_quote_tokens,
+                         join_headings=settings.evidence_join_headings)
         return Answer(outcome="answered", text=sup.quoted_answer(passage, text), citations=[passage],
                       metadata={**meta, "extractive": True, "quoted": text, "quote_reason": reason})
 

@@ -224,12 +224,15 @@ def claims_supported(answer: str, source_text: str, *, exclude: Sequence[str] = 
     return not split_supported(answer, source_text, exclude=exclude, min_share=min_share)[1]
 
 
-def quote(passage: Citation, question: str, count_tokens: Callable[[str], int], budget_tokens: int) -> str:
-    """The sentences of ``passage`` most related to ``question`` within ``budget_tokens``."""
+def quote(passage: Citation, question: str, count_tokens: Callable[[str], int], budget_tokens: int,
+          *, join_headings: bool = False) -> str:
+    """The sentences of ``passage`` most related to ``question`` within ``budget_tokens``
+    (``join_headings``: a heading line only with the sentence under it, as compression does)."""
     from medground.retrieve.compress import compress
 
     one = Evidence(citations=[passage], token_count=count_tokens(passage.text) + 16, budget=0)
-    kept = compress(one, question, budget_tokens=budget_tokens, count_tokens=count_tokens)
+    kept = compress(one, question, budget_tokens=budget_tokens, count_tokens=count_tokens,
+                    join_headings=join_headings)
     return kept.citations[0].text if kept.citations else passage.text
 
 
