@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from medground import paths
 from medground.store.postgres import EMBEDDED
+from medground.store.protocol import ChunkStoreProtocol
 
 STORE_ENV = "MEDGROUND_STORE"
 
@@ -59,7 +60,7 @@ class StoreMissingError(FileNotFoundError):
     """Reading a chunk store that does not exist: never re-create it empty behind the reader's back."""
 
 
-def open_store(settings: StoreSettings | str | None = None, *, must_exist: bool = False):
+def open_store(settings: StoreSettings | str | None = None, *, must_exist: bool = False) -> ChunkStoreProtocol:
     """The chunk store named by ``settings`` (a StoreSettings, a spec string, or None for
     $MEDGROUND_STORE, else the SQLite file under $MEDGROUND_HOME). ``must_exist``: a SQLite file
     that is not there is an error naming the command that builds it (readers), not a new empty
