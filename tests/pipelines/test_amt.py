@@ -6,7 +6,7 @@ from medground.pipelines.amt import AmtPipeline, AmtSettings, vote_totals
 from medground.pipelines.base import ReaderSettings
 from medground.pipelines.factory import build_pipeline
 from medground.retrieve.engine import RetrievalEngine
-from .scripted import ScriptedLLM, confidence_json
+from .test_scripted import ScriptedLLM, confidence_json
 
 
 def test_vote_totals_hand_computed():

@@ -5,7 +5,7 @@ import pytest
 from medground.configio import ConfigError
 from medground.pipelines.config import load_pipeline_config, pipeline_config
 from medground.pipelines.factory import build_pipeline
-from .scripted import ScriptedLLM
+from .test_scripted import ScriptedLLM
 
 
 def test_amt_defaults_to_its_published_retriever():

@@ -12,7 +12,7 @@ from medground.retrieve.drugs import make_drug_retriever
 from medground.retrieve.engine import RetrievalEngine
 from medground.schema import Question
 
-from .scripted import ScriptedLLM
+from .test_scripted import ScriptedLLM
 
 
 @pytest.fixture()
@@ -329,7 +329,7 @@ def test_the_item_check_reads_one_yes_no_pass_an_item():
     prompt (a shared cached prefix); a reply with neither word counts as not affirmed."""
     from types import SimpleNamespace
 
-    from .scripted import ScriptedLLM, YesNoScriptedLLM
+    from .test_scripted import ScriptedLLM, YesNoScriptedLLM
 
     class Judge(YesNoScriptedLLM):
         marker = "Does the patient describe"

@@ -6,7 +6,7 @@ import pytest
 
 from medground.pipelines.imedrag import IMedRagPipeline, IMedRagSettings, render_history
 from medground.retrieve.engine import RetrievalEngine
-from .scripted import ScriptedLLM
+from .test_scripted import ScriptedLLM
 
 
 class CountingEngine(RetrievalEngine):

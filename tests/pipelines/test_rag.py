@@ -11,7 +11,7 @@ from medground.reading.citations import cited_numbers
 from medground.retrieve.engine import RetrievalEngine
 from medground.schema import Question
 
-from .scripted import ScriptedLLM, YesNoScriptedLLM
+from .test_scripted import ScriptedLLM, YesNoScriptedLLM
 
 
 def _engine(chunks, k=3):

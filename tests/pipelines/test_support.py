@@ -12,7 +12,7 @@ from medground.reading.support import claims_supported, passage_support
 from medground.retrieve.engine import RetrievalEngine
 from medground.schema import Citation, Evidence, Question
 from .conftest import TEXTS
-from .scripted import ScriptedLLM
+from .test_scripted import ScriptedLLM
 
 Q = Question(qid="f1", dataset="unit", question="How is isoniazid neuropathy prevented?")
 

@@ -1,4 +1,6 @@
-"""A scripted LLM: answers chosen by the test, so pipeline arithmetic can be checked exactly."""
+"""Scripted LLMs: answers chosen by the test, so pipeline arithmetic can be checked exactly. The
+pipeline tests import these doubles; the tests at the end check that they behave as those tests
+assume (a letter read scores the scripted log-probabilities, a yes/no prompt gets its pair)."""
 
 from __future__ import annotations
 
@@ -58,3 +60,26 @@ class YesNoScriptedLLM(ScriptedLLM):
             return super().chat(messages, **kwargs)
         self.calls.append({"user": user, **kwargs})
         return yes_no_result(*self.yes_no(user))
+
+
+def test_a_letter_read_returns_the_scripted_logprobs_and_other_calls_the_reply():
+    llm = ScriptedLLM(lambda user, kw: f"echo: {user}", {"A": -2.0, "B": -0.5})
+    letter = llm.chat([{"role": "user", "content": "Which?"}], max_tokens=1, top_logprobs=5)
+    assert letter.text == "B" and letter.logprobs[0].top == [("B", -0.5), ("A", -2.0)]
+    assert llm.chat([{"role": "user", "content": "Say it"}], max_tokens=50).text == "echo: Say it"
+    assert [c["user"] for c in llm.calls] == ["Which?", "Say it"]
+
+
+def test_a_yes_no_double_answers_only_the_prompts_holding_its_marker():
+    class Judge(YesNoScriptedLLM):
+        marker = "Does the passage"
+
+        def yes_no(self, user):
+            return (-0.1, -2.3) if "cough" in user else (-3.0, -0.05)
+
+    llm = Judge(lambda user, kw: "free text")
+    assert llm.chat([{"role": "user", "content": "Does the passage say cough?"}]).text == "yes"
+    assert llm.chat([{"role": "user", "content": "Does the passage say rash?"}]).text == "no"
+    assert llm.chat([{"role": "user", "content": "Answer freely"}]).text == "free text"
+    assert yes_no_result(-0.2, -1.0).logprobs[0].top == [("yes", -0.2), ("no", -1.0)]
+    assert confidence_json({"A": 7}, "A") == '{"A": 7, "choice": "A"}'
