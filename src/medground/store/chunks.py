@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from medground import paths
 from medground.store.stats import (
@@ -117,7 +117,60 @@ def in_asked_order(ids: Sequence[str], found: dict[str, Chunk], where: object) -
     return [found[c] for c in ids]
 
 
-class ChunkStore:
+class _StoreBase:
+    """What the SQLite and PostgreSQL stores do alike (``_db`` a DB-API connection, ``_where``
+    each backend's corpus filter): closing, counting, listing corpora, the chunk-set fingerprint
+    and the row layout of a chunk."""
+
+    _db: Any
+
+    def _where(self, corpora: Sequence[str] | None, column: str = "corpus") -> tuple[str, list[Any]]:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @staticmethod
+    def _to_chunk(row: tuple) -> Chunk:
+        return Chunk(
+            chunk_id=row[0],
+            doc_id=row[1],
+            corpus=row[2],
+            source_path=row[3],
+            text=row[4],
+            title=row[5],
+            book=row[6] or "",
+            chapter=row[7] or "",
+            section_path=tuple(json.loads(row[8])),
+            token_count=row[9],
+            char_start=row[10],
+            char_end=row[11],
+            metadata=json.loads(row[12]) if row[12] else {},
+        )
+
+    def count(self, corpora: Sequence[str] | None = None) -> int:
+        where, args = self._where(corpora)
+        return self._db.execute(f"SELECT COUNT(*) FROM chunks{where}", args).fetchone()[0]
+
+    def corpora(self) -> list[str]:
+        return [r[0] for r in self._db.execute("SELECT DISTINCT corpus FROM chunks ORDER BY corpus")]
+
+    def fingerprint(self, corpora: Sequence[str] | None = None) -> str:
+        """Hash of the chunk set of these corpora (ids carry the text hash): any change of
+        chunks, chunker or source changes it; re-ingesting unchanged data does not. Both
+        backends hash the same manifest rows, so an index stays valid across `store migrate`."""
+        where, args = self._where(corpora)
+        return chunk_set_fingerprint(self._db.execute(
+            f"SELECT corpus, unit, chunks_sha256 FROM manifest{where}", args).fetchall())
+
+
+class ChunkStore(_StoreBase):
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -148,15 +201,6 @@ class ChunkStore:
     def default(cls) -> ChunkStore:
         return cls(paths.home() / "store.sqlite")
 
-    def close(self) -> None:
-        self._db.close()
-
-    def __enter__(self) -> ChunkStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
     # -- reading --------------------------------------------------------------------------
     @staticmethod
     def _where(
@@ -166,24 +210,6 @@ class ChunkStore:
             return "", []
         marks = ",".join("?" * len(corpora))
         return f" WHERE {column} IN ({marks})", list(corpora)
-
-    @staticmethod
-    def _to_chunk(row: tuple) -> Chunk:
-        return Chunk(
-            chunk_id=row[0],
-            doc_id=row[1],
-            corpus=row[2],
-            source_path=row[3],
-            text=row[4],
-            title=row[5],
-            book=row[6] or "",
-            chapter=row[7] or "",
-            section_path=tuple(json.loads(row[8])),
-            token_count=row[9],
-            char_start=row[10],
-            char_end=row[11],
-            metadata=json.loads(row[12]) if row[12] else {},
-        )
 
     def iter_chunks(self, corpora: Sequence[str] | None = None) -> Iterator[Chunk]:
         """All chunks (of the given corpora) ordered by corpus, unit, position in the unit."""
@@ -215,28 +241,6 @@ class ChunkStore:
             ):
                 found[row[0]] = self._to_chunk(row)
         return in_asked_order(ids, found, self.path)
-
-    def count(self, corpora: Sequence[str] | None = None) -> int:
-        where, args = self._where(corpora)
-        return self._db.execute(f"SELECT COUNT(*) FROM chunks{where}", args).fetchone()[
-            0
-        ]
-
-    def corpora(self) -> list[str]:
-        return [
-            r[0]
-            for r in self._db.execute(
-                "SELECT DISTINCT corpus FROM chunks ORDER BY corpus"
-            )
-        ]
-
-    def fingerprint(self, corpora: Sequence[str] | None = None) -> str:
-        """Hash of the chunk set of these corpora (ids carry the text hash): any change of
-        chunks, chunker or source changes it; re-ingesting unchanged data does not."""
-        where, args = self._where(corpora)
-        return chunk_set_fingerprint(self._db.execute(
-            f"SELECT corpus, unit, chunks_sha256 FROM manifest{where}", args
-        ))
 
     def manifest(self) -> list[ManifestEntry]:
         rows = self._db.execute(

@@ -24,12 +24,11 @@ from typing import Any
 from medground import paths
 from medground.store.chunks import (
     SCHEMA_VERSION,
-    ChunkStore,
+    _StoreBase,
     CorpusStats,
     DuplicateChunkError,
     ManifestEntry,
     StoredDocument,
-    chunk_set_fingerprint,
     in_asked_order,
 )
 from medground.store.stats import compute_stats
@@ -101,7 +100,7 @@ def connect(url: str, *, autocommit: bool = True):
     return conn
 
 
-class PgChunkStore:
+class PgChunkStore(_StoreBase):
     """ChunkStore's reading and writing API over PostgreSQL (see store/chunks.py for semantics)."""
 
     backend = "postgres"
@@ -125,23 +124,12 @@ class PgChunkStore:
     def connection(self):
         return self._db
 
-    def close(self) -> None:
-        self._db.close()
-
-    def __enter__(self) -> PgChunkStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
     # -- reading --------------------------------------------------------------------------
     @staticmethod
     def _where(corpora: Sequence[str] | None, column: str = "corpus") -> tuple[str, list[Any]]:
         if not corpora:
             return "", []
         return f" WHERE {column} = ANY(%s)", [list(corpora)]
-
-    _to_chunk = staticmethod(ChunkStore._to_chunk)  # same columns, same row layout
 
     def iter_chunks(self, corpora: Sequence[str] | None = None) -> Iterator[Chunk]:
         """All chunks (of the given corpora) ordered by corpus, unit, position in the unit;
@@ -163,19 +151,6 @@ class PgChunkStore:
         found = {row[0]: self._to_chunk(row) for row in self._db.execute(
             f"SELECT {_CHUNK_COLS} FROM chunks WHERE chunk_id = ANY(%s)", (ids,))}
         return in_asked_order(ids, found, self.path)
-
-    def count(self, corpora: Sequence[str] | None = None) -> int:
-        where, args = self._where(corpora)
-        return self._db.execute(f"SELECT COUNT(*) FROM chunks{where}", args).fetchone()[0]
-
-    def corpora(self) -> list[str]:
-        return [r[0] for r in self._db.execute("SELECT DISTINCT corpus FROM chunks ORDER BY corpus")]
-
-    def fingerprint(self, corpora: Sequence[str] | None = None) -> str:
-        """The SQLite store's fingerprint, byte for byte (see ChunkStore.fingerprint)."""
-        where, args = self._where(corpora)
-        return chunk_set_fingerprint(self._db.execute(
-            f"SELECT corpus, unit, chunks_sha256 FROM manifest{where}", args).fetchall())
 
     def manifest(self) -> list[ManifestEntry]:
         rows = self._db.execute(
