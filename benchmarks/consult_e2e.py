@@ -31,6 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
+from medground.eval.evaluators import rate  # every rate is computed by the library
+
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "consult.json"
 WRITTEN = ROOT / "benchmarks" / "data" / "consult_written.jsonl"
@@ -47,12 +49,6 @@ def save(section: str, payload: dict) -> None:
     data = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     data[section] = {**payload, "machine": machine(), "command": "python " + " ".join(sys.argv)}
     RESULTS.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-
-
-def rate(flags: list[bool]) -> dict:
-    from medground.eval.evaluators import rate as library_rate
-
-    return library_rate(flags)
 
 
 def _masked(q) -> str:

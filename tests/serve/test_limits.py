@@ -138,11 +138,16 @@ def test_option_keys_are_ascii_letters_and_errors_are_truncated():
 
 
 class Counting(FakePipe):
-    """A pipeline whose model counts tokens: one token per character, as emoji and marks can be."""
+    """A pipeline whose model counts tokens: one token per character, as emoji and marks can be
+    (the line breaks joining a request's texts for one count are free)."""
 
     class LLM:
+        def __init__(self):
+            self.calls = 0
+
         def count_tokens(self, text):
-            return len(text)
+            self.calls += 1
+            return len(text.replace("\n", ""))
 
     def __init__(self, cfg):
         super().__init__(cfg)
@@ -164,6 +169,7 @@ def test_token_limits_are_checked_with_the_models_tokenizer_before_any_work():
                                                  {"role": "user", "content": "c" * 20}]})
     assert r.status_code == 422 and "messages: 110 tokens" in r.json()["detail"]
     assert all(p.questions == [] for p in built)  # refused before the pipeline ran
+    assert all(p.llm.calls == 1 for p in built)  # one count per request, however many turns
     assert c.post("/v1/ask", json={"question": "Why?"}).status_code == 200
 
 

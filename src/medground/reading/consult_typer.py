@@ -56,10 +56,8 @@ class ConsultTyperModel:
         return softmax_probabilities(vectors, self.coef, self.intercept)
 
     def save(self, path: Path) -> None:
-        save_linear(path, self.classes, self.coef, self.intercept, self.embedder)
-        with np.load(path, allow_pickle=False) as z:
-            arrays = {k: z[k] for k in z.files}
-        np.savez_compressed(path, **arrays, masks_names=np.array(self.masks_names))
+        save_linear(path, self.classes, self.coef, self.intercept, self.embedder,
+                    masks_names=np.array(self.masks_names))
 
     @classmethod
     def load(cls, path: Path) -> ConsultTyperModel:

@@ -71,10 +71,12 @@ def softmax_probabilities(vectors: np.ndarray, coef: np.ndarray, intercept: np.n
     return p / p.sum(axis=1, keepdims=True)
 
 
-def save_linear(path: Path, classes: Sequence[str], coef: np.ndarray, intercept: np.ndarray, embedder: str) -> None:
+def save_linear(path: Path, classes: Sequence[str], coef: np.ndarray, intercept: np.ndarray, embedder: str,
+                **extra: np.ndarray) -> None:
+    """A linear model as one .npz; ``extra``: further arrays a model records (flags, settings)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(path, classes=np.array(list(classes)), coef=coef.astype(np.float32),
-                        intercept=intercept.astype(np.float32), embedder=np.array(embedder))
+                        intercept=intercept.astype(np.float32), embedder=np.array(embedder), **extra)
 
 
 def load_linear(path: Path) -> tuple[list[str], np.ndarray, np.ndarray, str]:

@@ -413,15 +413,9 @@ def create_app(settings: ServeSettings | None = None,
         """Refuse a request whose own text is more tokens than ``max_request_tokens``, counted by
         the pipeline's model before it does any work (no count: the character limit stands)."""
         count = getattr(getattr(pipe, "llm", None), "count_tokens", None)
-        if count is None:
-            return
-        total = 0
-        for text in texts:
-            n = count(text)
-            if n is None:
-                return
-            total += n
-        if total > settings.max_request_tokens:
+        # one tokenizer call for the request (40 turns are one call, not 40)
+        total = count("\n".join(texts)) if count is not None else None
+        if total is not None and total > settings.max_request_tokens:
             raise PromptTooLongError(field, total, settings.max_request_tokens)
 
     async def answered(name: str, question: Question, request: Request, field: str,
