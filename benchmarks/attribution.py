@@ -19,7 +19,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from reader import acc_row, make_llm, print_table, save  # noqa: E402
+from reader import make_llm, print_table, save  # noqa: E402
+
+from medground.eval.evaluators import accuracy_row  # noqa: E402
+from medground.eval.metrics import balanced_accuracy, fit_cut  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / "data"
@@ -36,20 +39,6 @@ def passages() -> dict[str, str]:
     chunks = {c.chunk_id: c for c in store.get_chunks([d["chunk_id"] for d in items])}
     return {d["qid"]: f"{' / '.join([chunks[d['chunk_id']].book, chunks[d['chunk_id']].chapter, *chunks[d['chunk_id']].section_path])}: "
                       f"{chunks[d['chunk_id']].text}" for d in items}
-
-
-def balanced_accuracy(labels: list[bool], preds: list[bool]) -> float:
-    pos = [p for lab, p in zip(labels, preds) if lab]
-    neg = [not p for lab, p in zip(labels, preds) if not lab]
-    parts = [sum(x) / len(x) for x in (pos, neg) if x]
-    return sum(parts) / len(parts)
-
-
-def fit_threshold(labels: list[bool], scores: list[float]) -> float:
-    """The cut (midpoint between adjacent scores) with the best balanced accuracy; ties → lower."""
-    cands = sorted(set(scores))
-    cuts = [(a + b) / 2 for a, b in zip(cands, cands[1:])] or cands
-    return max(cuts, key=lambda c: (balanced_accuracy(labels, [s >= c for s in scores]), -c))
 
 
 def kappa(labels: list[bool], preds: list[bool]) -> float:
@@ -84,14 +73,14 @@ def main() -> None:
     rows, per_kind = [], {}
     for name in judges:
         dev = [(c["label"], s) for c, s, sp in zip(claims, scores[name], split) if sp == "dev"]
-        cut = fit_threshold([a for a, _ in dev], [s for _, s in dev]) if name == "llm" else LEXICAL_THRESHOLD
+        cut = fit_cut([a for a, _ in dev], [s for _, s in dev]) if name == "llm" else LEXICAL_THRESHOLD
         test = [(c, s >= cut) for c, s, sp in zip(claims, scores[name], split) if sp == "test"]
         labels, preds = [c["label"] for c, _ in test], [p for _, p in test]
         rows.append({"judge": name, "threshold": round(cut, 4), "threshold_from": "dev" if name == "llm" else "fixed",
-                     "agreement": acc_row([a == b for a, b in zip(labels, preds)]),
+                     "agreement": accuracy_row([a == b for a, b in zip(labels, preds)]),
                      "balanced_accuracy": round(balanced_accuracy(labels, preds), 4),
                      "kappa": round(kappa(labels, preds), 4)})
-        per_kind[name] = {k: acc_row([c["label"] == p for c, p in test if c["kind"] == k])
+        per_kind[name] = {k: accuracy_row([c["label"] == p for c, p in test if c["kind"] == k])
                           for k in sorted({c["kind"] for c in claims})}
     save("attribution_judge", {"claims": len(claims), "test_claims": split.count("test"), "rows": rows,
                                "per_kind_test": per_kind, "seconds_per_claim_llm": round(seconds / len(claims), 3),

@@ -32,7 +32,9 @@ import sys
 import time
 from pathlib import Path
 
-from reader import CONFIGS, RESULTS, ROOT, acc_row, fit_threshold, load_answerable, mcnemar_row, print_table, rates, save
+from reader import CONFIGS, RESULTS, ROOT, load_answerable, print_table, save
+
+from medground.eval.evaluators import accuracy_row, fit_threshold, gate_rates, mcnemar_row, rate, scored_rows
 
 
 def names_gold(answer: str, options: dict[str, str], gold: str) -> bool:
@@ -48,6 +50,45 @@ def names_gold(answer: str, options: dict[str, str], gold: str) -> bool:
         if terms and len(terms & said) / len(terms) >= 0.6:
             named.add(k)
     return named == {gold}
+
+
+def gate_side(pairs: list[dict], unanswerable: bool) -> list[dict]:
+    return scored_rows(pairs, "wrong_support" if unanswerable else "gold_support", unanswerable=unanswerable)
+
+
+def support_gate(rows: list[dict]) -> tuple[float, list[dict]]:
+    """The threshold fitted on the first half, and the gate's rates on each half. Wrong abstention
+    counts only questions whose retrieved evidence holds the gold chunk; right abstention only those
+    whose wrong evidence does not."""
+    n = len(rows)
+    dev, test = rows[: n // 2], rows[n // 2:]
+    fit_on = [r for r in dev if r["gold_chunk_in_evidence"]] or dev
+    threshold = fit_threshold(gate_side(fit_on, False) + gate_side(fit_on, True))
+    out = []
+    for name, part in (("dev", dev), ("test", test)):
+        answerable_part = [r for r in part if r["gold_chunk_in_evidence"]]
+        g = gate_rates(gate_side(answerable_part, False)
+                       + gate_side([r for r in part if not r["gold_chunk_in_wrong"]], True), threshold)
+        out.append({"split": name, "n": len(part), "threshold": threshold,
+                    "n_gold_chunk_retrieved": len(answerable_part),
+                    "wrong_abstention": g["wrong_abstention"]["rate"],
+                    "right_abstention": g["right_abstention"]["rate"]})
+    return threshold, out
+
+
+def answers(rows: list[dict], modes: tuple[str, ...]) -> list[dict]:
+    """Per answer mode: names the gold option (a rate), supported share of the answers given,
+    cites the gold chunk, seconds per question, exact McNemar against generate."""
+    out = []
+    for mode in modes:
+        gold = [r[mode]["gold"] for r in rows]
+        out.append({"mode": mode, **accuracy_row(gold),
+                    "supported": rate([r[mode]["supported"] for r in rows if r[mode]["outcome"] == "answered"])["rate"],
+                    "cites_gold_chunk": sum(r[mode]["cites_gold_chunk"] for r in rows),
+                    "seconds_per_q": round(sum(r[mode]["seconds"] for r in rows) / len(rows), 2),
+                    "mcnemar_vs_generate": None if mode == "generate" else
+                    mcnemar_row([r["generate"]["gold"] for r in rows], gold)})
+    return out
 
 
 def main() -> None:
@@ -104,34 +145,13 @@ def main() -> None:
                          "cites_gold_chunk": d["chunk_id"] in {c.chunk_id for c in ans.citations},
                          "quoted": bool(ans.metadata.get("extractive")),
                          "dropped_sentences": len(ans.metadata.get("dropped_sentences", []))}
-        # fit_threshold/rates read gold_supported: whether the answer given would be supported.
+        # whether the answer given would be supported (kept per question, as the drugs section does)
         row["gold_supported"] = row["checked"]["supported"]
         rows.append(row)
         print(f"freetext {i + 1}/{n}", file=sys.stderr, flush=True)
 
-    dev, test = rows[: n // 2], rows[n // 2:]
-    # Wrong-abstention only where the retrieved evidence holds the answer's chunk.
-    threshold = fit_threshold([r for r in dev if r["gold_chunk_in_evidence"]] or dev)
-    gate_rows = []
-    for name, part in (("dev", dev), ("test", test)):
-        answerable_part = [r for r in part if r["gold_chunk_in_evidence"]]
-        wr = rates(answerable_part, threshold, name) if answerable_part else {}
-        rr = rates([r for r in part if not r["gold_chunk_in_wrong"]], threshold, name)
-        gate_rows.append({"split": name, "n": len(part), "threshold": threshold,
-                          "n_gold_chunk_retrieved": len(answerable_part),
-                          "wrong_abstention": wr.get("wrong_abstention"),
-                          "right_abstention": rr["right_abstention"]})
-    answer_rows = []
-    for mode in modes:
-        gold = [r[mode]["gold"] for r in rows]
-        answered = [r for r in rows if r[mode]["outcome"] == "answered"]
-        answer_rows.append({"mode": mode, **acc_row(gold),
-                            "supported": round(sum(r[mode]["supported"] for r in answered) / len(answered), 4)
-                            if answered else None,
-                            "cites_gold_chunk": sum(r[mode]["cites_gold_chunk"] for r in rows),
-                            "seconds_per_q": round(sum(r[mode]["seconds"] for r in rows) / n, 2),
-                            "mcnemar_vs_generate": None if mode == "generate" else
-                            mcnemar_row([r["generate"]["gold"] for r in rows], gold)})
+    threshold, gate_rows = support_gate(rows)
+    answer_rows = answers(rows, modes)
     if args.paired_with != args.section and RESULTS.exists():
         other = json.loads(RESULTS.read_text()).get(args.paired_with)
         if other:  # the same questions answered with another config (e.g. shipped vs a variant)

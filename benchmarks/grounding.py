@@ -27,33 +27,28 @@ import json
 import sys
 from pathlib import Path
 
+from medground.eval.evaluators import ReaderEvaluator, compare, rate
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def paired(records: list[dict], base: dict[str, bool]) -> dict:
-    from medground.eval.metrics import mcnemar_test
+READER = ReaderEvaluator(labels=("A", "B", "C", "D"))  # labels: the share of each predicted letter
 
-    shared = [r for r in records if r["qid"] in base]
-    a = [base[r["qid"]] for r in shared]
-    b = [bool(r.get("correct")) for r in shared]
-    m = mcnemar_test(a, b)
-    return {"n_paired": len(shared), "delta_pts": round(100 * (sum(b) - sum(a)) / len(shared), 1),
-            "only_this_right": m.b_only, "only_base_right": m.a_only, "p_value": round(m.pvalue, 4)}
+
+def paired(records: list[dict], base: dict[str, bool]) -> dict:
+    """Exact McNemar against a baseline run on the questions both answered."""
+    p = READER.paired([READER.from_record(r) for r in records], base)
+    return {"n_paired": p.n, "delta_pts": p.delta_pts, "only_this_right": p.only_this_right,
+            "only_base_right": p.only_baseline_right, "p_value": round(p.pvalue, 4)}
 
 
 def row(label: str, records: list[dict], base: dict[str, bool] | None,
         same_reader: dict[str, bool] | None = None) -> dict:
-    from medground.eval.metrics import wilson_ci
-
-    correct = [bool(r.get("correct")) for r in records]
-    n = len(correct)
-    ci = wilson_ci(correct)
-    out = {"config": label, "n": n, "accuracy": round(sum(correct) / n, 4), "ci95": [round(ci.low, 4), round(ci.high, 4)],
-           "seconds_per_q": round(sum(r.get("seconds", 0.0) for r in records) / n, 2),
-           "prompt_tokens_per_q": round(sum((r.get("tokens") or {}).get("prompt", 0) for r in records) / n, 1),
-           "parse_failures": sum(r.get("outcome") == "parse_failure" for r in records),
-           "errors": sum(r.get("outcome") == "error" for r in records),
-           "pred_share": {x: round(sum(r.get("choice") == x for r in records) / n, 3) for x in "ABCD"}}
+    s = READER.summarize([READER.from_record(r) for r in records])
+    acc = s["accuracy"]
+    out = {"config": label, "n": s["n"], "accuracy": acc["rate"], "ci95": acc["ci95"],
+           "seconds_per_q": s["seconds_per_q"], "prompt_tokens_per_q": s["prompt_tokens_per_q"],
+           "parse_failures": s["parse_failures"], "errors": s["errors"], "pred_share": s["pred_share"]}
     if base is not None:
         out["vs_direct"] = paired(records, base)
     if same_reader is not None:
@@ -89,8 +84,7 @@ def coverage(dataset: str, records: list[dict], same_reader: dict[str, bool] | N
         split[hit].append((bool(r.get("correct")), same_reader.get(r["qid"]) if same_reader else None))
 
     def acc(rows: list, i: int) -> float | None:
-        vals = [x[i] for x in rows if x[i] is not None]
-        return round(sum(vals) / len(vals), 4) if vals else None
+        return rate([x[i] for x in rows if x[i] is not None])["rate"]
 
     return {"n": sum(len(v) for v in split.values()), "gold_text_in_cited_passages": len(split[True]),
             "accuracy_when_in": acc(split[True], 0), "accuracy_when_not": acc(split[False], 0),
@@ -103,7 +97,6 @@ def mixture(grounded: list[dict], closed: list[dict], base: dict[str, bool] | No
     """Would the reader do better weighing its own prior against the evidence? From the stored option
     scores alone (no LLM call): pick argmax of w·log p(option | evidence) + (1 − w)·log p(option | no
     evidence), the same debiased reader on both sides; w = 1 is the grounded run, w = 0 closed book."""
-    from medground.eval.metrics import mcnemar_test, wilson_ci
     from medground.llm.scoring import OptionScores, weigh_prior
 
     def scores(r: dict) -> OptionScores:
@@ -118,12 +111,12 @@ def mixture(grounded: list[dict], closed: list[dict], base: dict[str, bool] | No
         # the reader's own mixing step (reader.evidence_weight), so the table measures what ships
         right = [bool(g.get("option_scores")) and weigh_prior(scores(g), scores(c), w).choice == g["gold"]
                  for g, c in pairs]
-        ci = wilson_ci(right)
-        row_ = {"weight_on_evidence": w, "n": len(right), "accuracy": round(sum(right) / len(right), 4),
-                "ci95": [round(ci.low, 4), round(ci.high, 4)]}
+        acc = rate(right)
+        row_ = {"weight_on_evidence": w, "n": acc["n"], "accuracy": acc["rate"], "ci95": acc["ci95"]}
         if base is not None:
-            m = mcnemar_test([base[g["qid"]] for g, _ in pairs], right)
-            row_["vs_direct"] = {"only_this_right": m.b_only, "only_base_right": m.a_only, "p_value": round(m.pvalue, 4)}
+            m = compare([base[g["qid"]] for g, _ in pairs], right)
+            row_["vs_direct"] = {"only_this_right": m.only_this_right, "only_base_right": m.only_baseline_right,
+                                 "p_value": round(m.pvalue, 4)}
         out.append(row_)
     return out
 

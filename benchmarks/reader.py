@@ -33,6 +33,17 @@ import sys
 import time
 from pathlib import Path
 
+from medground.eval.evaluators import (
+    ReaderEvaluator,
+    accuracy_fields,
+    accuracy_row,
+    fit_threshold,
+    gate_rates,
+    mcnemar_row,
+    rate,
+    scored_rows,
+)
+
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "reader.json"
 ANSWERABLE = ROOT / "benchmarks" / "data" / "answerable_textbooks.jsonl"
@@ -51,32 +62,9 @@ def make_llm(model: str, threads: int, cache: bool = True):
     return create_llm(LLMSettings(model=model, threads=threads, cache=cache))
 
 
-def acc_row(correct: list[bool]) -> dict:
-    from medground.eval.metrics import wilson_ci
-
-    ci = wilson_ci(correct)
-    n = len(correct)
-    return {"n": n, "correct": sum(correct), "accuracy": round(sum(correct) / n, 4) if n else None,
-            "ci95": [round(ci.low, 4), round(ci.high, 4)]}
-
-
-def mcnemar_row(a: list[bool], b: list[bool]) -> dict:
-    """Exact McNemar of b against a: b_only = questions b gets right and a wrong."""
-    from medground.eval.metrics import mcnemar_test
-
-    r = mcnemar_test(a, b)
-    # six significant figures, not six decimals: a p of 4.3e-7 must not be stored as 0.0
-    return {"only_baseline_right": r.a_only, "only_this_right": r.b_only, "p_value": float(f"{r.pvalue:.6g}")}
-
-
-def macro_f1(gold: list[str], pred: list[str | None], labels: list[str]) -> float:
-    f1s = []
-    for lab in labels:
-        tp = sum(g == lab and p == lab for g, p in zip(gold, pred))
-        fp = sum(g != lab and p == lab for g, p in zip(gold, pred))
-        fn = sum(g == lab and p != lab for g, p in zip(gold, pred))
-        f1s.append(2 * tp / (2 * tp + fp + fn) if tp else 0.0)
-    return round(sum(f1s) / len(f1s), 4)
+# The library's rate in the result files' keys, under the name the scripts importing it from here use.
+acc_row = accuracy_row
+READER = ReaderEvaluator()  # no labels: accuracy, parse failures and cost only
 
 
 def context_block(label: str, text: str) -> str:
@@ -121,14 +109,14 @@ def pubmedqa(args) -> None:
             "context": (True, "none"), "context-permute": (True, "permute")}
     preds: dict[str, list[str | None]] = {a: [] for a in arms}
     logprobs: dict[str, list[dict]] = {a: [] for a in arms}
-    secs: dict[str, float] = {a: 0.0 for a in arms}
+    secs: dict[str, list[float]] = {a: [] for a in arms}
     for i, q in enumerate(qs, 1):
         for arm, (with_ctx, debias) in arms.items():
             block = context_block("PubMed abstract", q.context) if with_ctx else ""
             scores, s, _ = read(llm, replace(q, context=""), block, debias)
             preds[arm].append(scores.choice)
             logprobs[arm].append(dict(scores.logprobs))
-            secs[arm] += s
+            secs[arm].append(s)
         if i % 10 == 0:
             print(f"pubmedqa {i}/{len(qs)}", file=sys.stderr, flush=True)
     gold = [q.answer for q in qs]
@@ -144,23 +132,32 @@ def pubmedqa(args) -> None:
         if recs:
             preds[f"{arm}+recalibrated"] = [r["choice"] for r in recs]
             secs[f"{arm}+recalibrated"] = secs[arm]
-    rows = []
-    for arm in preds:
-        correct = [p == g for p, g in zip(preds[arm], gold)]
-        closed = "closed" + ("-permute" if "permute" in arm else "") + ("+recalibrated" if "recalibrated" in arm else "")
-        base = [p == g for p, g in zip(preds[closed], gold)]
-        rows.append({"arm": arm, **acc_row(correct), "macro_f1": macro_f1(gold, preds[arm], labels),
-                     "pred_share": {lab: round(preds[arm].count(lab) / len(qs), 3) for lab in labels},
-                     "parse_failures": preds[arm].count(None),
-                     "seconds_per_q": round(secs[arm] / len(qs), 2),
-                     "mcnemar_vs_closed": None if not arm.startswith("context") else mcnemar_row(base, correct)})
+    rows = pubmedqa_rows([q.qid for q in qs], gold, preds, secs, labels)
     payload = {"dataset": "pubmedqa PQA-L (ori_pqal.json, all 1,000 labelled), seeded subset",
                "n": len(qs), "seed": args.seed, "model": args.model, "labels": {"A": "yes", "B": "no", "C": "maybe"},
-               "majority_class": {"label": majority, "rate": round(gold.count(majority) / len(gold), 4)},
+               "majority_class": {"label": majority, "rate": rate([g == majority for g in gold])["rate"]},
                "rows": rows, "per_question": {"qids": [q.qid for q in qs], "gold": gold, "pred": preds}}
     save("pubmedqa", payload)
     print_table(f"PubMedQA n={len(qs)} (majority rate {payload['majority_class']['rate']})", rows,
                 ["arm", "accuracy", "ci95", "macro_f1", "pred_share", "mcnemar_vs_closed"])
+
+
+def pubmedqa_rows(qids: list[str], gold: list[str], preds: dict[str, list[str | None]],
+                  secs: dict[str, list[float]], labels: list[str]) -> list[dict]:
+    """Each arm's summary row (eval/evaluators/reader.py); context arms paired with their closed-book arm."""
+    ev = ReaderEvaluator(labels)
+    judged = {arm: [ev.row(q, g, p, seconds=s) for q, g, p, s in zip(qids, gold, preds[arm], secs[arm], strict=True)]
+              for arm in preds}
+    rows = []
+    for arm, arm_rows in judged.items():
+        s = ev.summarize(arm_rows)
+        closed = "closed" + ("-permute" if "permute" in arm else "") + ("+recalibrated" if "recalibrated" in arm else "")
+        rows.append({"arm": arm, **accuracy_fields(s["accuracy"]), "macro_f1": s["macro_f1"],
+                     "pred_share": s["pred_share"], "parse_failures": s["parse_failures"],
+                     "seconds_per_q": s["seconds_per_q"],
+                     "mcnemar_vs_closed": None if not arm.startswith("context") else
+                     mcnemar_row([r["correct"] for r in judged[closed]], [r["correct"] for r in arm_rows])})
+    return rows
 
 
 # --- medicine database ----------------------------------------------------------------------
@@ -191,8 +188,7 @@ def drugs(args) -> None:
         if i % 10 == 0:
             print(f"drugs mc {i}/{len(mc)}", file=sys.stderr, flush=True)
     gold = [it.question.answer for it in mc]
-    mc_rows = [{"arm": arm, **acc_row([p == g for p, g in zip(preds, gold)]), "parse_failures": preds.count(None)}
-               for arm, preds in mc_preds.items()]
+    mc_rows = mc_summary_rows([it.question.qid for it in mc], gold, mc_preds)
 
     # Free text through the consultation reader: support score with the gold and a wrong record.
     free = drugqa.generate(drugs_, attrs, args.n, seed=args.seed + 1, kind="free")
@@ -216,7 +212,7 @@ def drugs(args) -> None:
         if i % 10 == 0:
             print(f"drugs free {i}/{len(free)}", file=sys.stderr, flush=True)
     dev, test = items[: len(items) // 2], items[len(items) // 2:]
-    threshold = fit_threshold(dev)
+    threshold = fit_threshold(gate_rows(dev))
     free_rows = [rates(part, threshold, name) for name, part in (("dev", dev), ("test", test))]
     free_rows.append(rates(test, 0.5, "test, untuned threshold 0.5"))
 
@@ -237,8 +233,7 @@ def drugs(args) -> None:
                                  "support_check": "eval.drugqa.supported: every sentence has >= 70 % of its "
                                                   "content terms in the record"},
         "free_text_generated": {"n": len(gen_rows),
-                                "support_rate": round(sum(r["supported"] for r in gen_rows) / len(gen_rows), 4)
-                                if gen_rows else None, "answers": gen_rows},
+                                "support_rate": rate([r["supported"] for r in gen_rows])["rate"], "answers": gen_rows},
         "per_question": {"mc": {"gold": gold, "pred": mc_preds}, "free": items},
     }
     save("drugs", payload)
@@ -249,26 +244,28 @@ def drugs(args) -> None:
           f"(n={len(gen_rows)})")
 
 
-def rates(rows: list[dict], threshold: float, split: str) -> dict:
-    n = len(rows)
-    answered = [r for r in rows if (r["gold_support"] or 0.0) >= threshold]
-    return {"split": split, "n": n, "threshold": threshold,
-            "wrong_abstention": round(sum((r["gold_support"] or 0.0) < threshold for r in rows) / n, 4),
-            "right_abstention": round(sum((r["wrong_support"] or 0.0) < threshold for r in rows) / n, 4),
-            "support_rate": round(sum(r["gold_supported"] for r in answered) / len(answered), 4) if answered else None}
+def mc_summary_rows(qids: list[str], gold: list[str], preds: dict[str, list[str | None]]) -> list[dict]:
+    ev = READER
+    rows = []
+    for arm, arm_preds in preds.items():
+        s = ev.summarize([ev.row(q, g, p) for q, g, p in zip(qids, gold, arm_preds, strict=True)])
+        rows.append({"arm": arm, **accuracy_fields(s["accuracy"]), "parse_failures": s["parse_failures"]})
+    return rows
 
 
-def fit_threshold(rows: list[dict]) -> float:
-    """The support threshold maximising right-abstention + (1 - wrong-abstention) on ``rows``;
-    ties go to the lower threshold (answer rather than abstain)."""
-    cands = sorted({0.0, *(r["gold_support"] or 0.0 for r in rows), *(r["wrong_support"] or 0.0 for r in rows)})
-    best, best_score = 0.0, -1.0
-    for c in cands:
-        r = rates(rows, c, "fit")
-        score = r["right_abstention"] + 1 - r["wrong_abstention"]
-        if score > best_score + 1e-9:
-            best, best_score = c, score
-    return round(best, 4)
+def gate_rows(pairs: list[dict]) -> list[dict]:
+    """Each question read with its gold record (answerable) and a wrong one (unanswerable), as the
+    scored rows of eval/evaluators/abstention.py."""
+    return (scored_rows(pairs, "gold_support", unanswerable=False, supported="gold_supported")
+            + scored_rows(pairs, "wrong_support", unanswerable=True))
+
+
+def rates(pairs: list[dict], threshold: float, split: str) -> dict:
+    """The support gate at ``threshold`` (gate_rates), as the result file stores it."""
+    g = gate_rates(gate_rows(pairs), threshold)
+    return {"split": split, "n": len(pairs), "threshold": threshold,
+            "wrong_abstention": g["wrong_abstention"]["rate"], "right_abstention": g["right_abstention"]["rate"],
+            "support_rate": g["support_rate"]["rate"]}
 
 
 # --- the answerable set ------------------------------------------------------------------------
@@ -310,27 +307,32 @@ def answerable(args) -> None:
         rows = []
         for q, d in items:
             ans = pipe.answer(q)
-            cited_ids = [c.chunk_id for c in ans.citations]
-            rows.append({"qid": q.qid, "gold": q.answer, "pred": ans.choice, "correct": ans.choice == q.answer,
-                         "gold_chunk_retrieved": d["chunk_id"] in cited_ids,
+            row = READER.judge(q, ans)
+            rows.append({**row, "gold_chunk_retrieved": d["chunk_id"] in [c.chunk_id for c in ans.citations],
                          "evidence_in_context": holds_sentence(ans.citations, d["evidence"]),
-                         "seconds": round(ans.timings.get("total", 0.0), 2)})
+                         "seconds": round(row["seconds"], 2)})
         per[label] = rows
         print(f"{label}: {sum(r['correct'] for r in rows)}/{len(rows)}", file=sys.stderr, flush=True)
-    base = [r["correct"] for r in per["closed book (direct.yaml)"]]
-    table = []
-    for label, rows in per.items():
-        correct = [r["correct"] for r in rows]
-        hit = [r for r in rows if r["gold_chunk_retrieved"]]
-        table.append({"config": label, **acc_row(correct),
-                      "gold_chunk_cited": sum(r["gold_chunk_retrieved"] for r in rows),
-                      "accuracy_when_gold_chunk_cited": round(sum(r["correct"] for r in hit) / len(hit), 4) if hit else None,
-                      "seconds_per_q": round(sum(r["seconds"] for r in rows) / len(rows), 2),
-                      "mcnemar_vs_closed": None if label.startswith("closed") else mcnemar_row(base, correct)})
+    table = answerable_table(per)
     save("answerable", {"set": str(ANSWERABLE.relative_to(ROOT)), "n": len(items), "rows": table, "per_question": per,
                         "seconds_note": "seconds_per_q is wall time as run: answers found in the shared LLM cache cost ~0 s; cold costs are in the cost section"})
     print_table(f"Answerable set n={len(items)}", table,
                 ["config", "accuracy", "ci95", "gold_chunk_cited", "accuracy_when_gold_chunk_cited", "mcnemar_vs_closed"])
+
+
+def answerable_table(per: dict[str, list[dict]]) -> list[dict]:
+    """Each config's row; the closed-book config (the first) is the McNemar baseline."""
+    ev = READER
+    base = {r["qid"]: r["correct"] for r in per["closed book (direct.yaml)"]}
+    table = []
+    for label, rows in per.items():
+        s = ev.summarize(rows)
+        table.append({"config": label, **accuracy_fields(s["accuracy"]),
+                      "gold_chunk_cited": sum(r["gold_chunk_retrieved"] for r in rows),
+                      "accuracy_when_gold_chunk_cited": rate([r["correct"] for r in rows if r["gold_chunk_retrieved"]])["rate"],
+                      "seconds_per_q": s["seconds_per_q"],
+                      "mcnemar_vs_closed": None if label.startswith("closed") else ev.paired(rows, base).row()})
+    return table
 
 
 # --- cost ----------------------------------------------------------------------------------------
@@ -352,13 +354,7 @@ def cost(args) -> None:
     for label, cfg in runs.items():
         pipe = build_pipeline(cfg)
         pipe.answer(items[0])  # warm-up: model load and index open are not per-question cost
-        secs, toks = [], []
-        for q in items[1:]:
-            ans = pipe.answer(q)
-            secs.append(ans.timings["total"])
-            toks.append(ans.tokens["prompt"])
-        rows.append({"config": label, "n": len(secs), "seconds_per_q": round(sum(secs) / len(secs), 2),
-                     "max_seconds": round(max(secs), 2), "prompt_tokens_per_q": round(sum(toks) / len(toks), 1)})
+        rows.append({"config": label, **cost_row(READER(pipe, items[1:]).rows)})
         print(rows[-1], file=sys.stderr, flush=True)
     # A consultation answer: MedInfo2019 medication questions through drugrag.yaml.
     cfg = load_pipeline_config(CONFIGS / "drugrag.yaml")
@@ -366,18 +362,19 @@ def cost(args) -> None:
     pipe = build_pipeline(cfg)
     consult = load_dataset("medication-qa")[: args.n]
     pipe.answer(consult[0])
-    secs, toks, outcomes = [], [], []
-    for q in consult[1:]:
-        ans = pipe.answer(q)
-        secs.append(ans.timings["total"])
-        toks.append(ans.tokens["prompt"])
-        outcomes.append(ans.outcome)
-    rows.append({"config": "consultation (drugrag.yaml)", "n": len(secs), "seconds_per_q": round(sum(secs) / len(secs), 2),
-                 "max_seconds": round(max(secs), 2), "prompt_tokens_per_q": round(sum(toks) / len(toks), 1),
+    judged = READER(pipe, consult[1:]).rows
+    outcomes = [r["outcome"] for r in judged]
+    rows.append({"config": "consultation (drugrag.yaml)", **cost_row(judged),
                  "outcomes": {o: outcomes.count(o) for o in set(outcomes)}})
     save("cost", {"model": args.model, "threads": args.threads, "rows": rows,
                   "note": "cache off; the first question of each config is a warm-up and not counted"})
     print_table("Cost per question (cache off)", rows, ["config", "n", "seconds_per_q", "max_seconds", "prompt_tokens_per_q"])
+
+
+def cost_row(rows: list[dict]) -> dict:
+    s = READER.summarize(rows)
+    return {"n": s["n"], "seconds_per_q": s["seconds_per_q"], "max_seconds": round(max(r["seconds"] for r in rows), 2),
+            "prompt_tokens_per_q": s["prompt_tokens_per_q"]}
 
 
 def main() -> None:

@@ -41,7 +41,7 @@ from rich.console import Console
 from rich.table import Table
 from tqdm import tqdm
 
-from medground.eval.retrieval_metrics import answer_words as norm  # the whole-word answer check
+from medground.eval.evaluators import RetrievalEvaluator, RetrievalItem, doc_id
 from medground.paths import data_root
 from medground.retrieve.base import check_query
 from medground.retrieve.engine import RetrievalEngine, RetrieveSettings
@@ -177,38 +177,27 @@ def run(config: dict, memo: dict, rr: dict, queries: Sequence[str], top: int, k:
     return ranked, 1000 * (t / max(len(queries), 1) + first)
 
 
-# --- metrics -----------------------------------------------------------------------------------
-def doc_order(passages: Sequence[Passage]) -> list[str]:
-    return list(dict.fromkeys(p.chunk.doc_id for p in passages))
-
-
+# --- metrics (eval/evaluators/retrieval.py; these only lay its summary out as the file stores it) ----
 def known_item(ranked: list[list[Passage]], gold: Sequence[str]) -> dict:
-    r1 = r5 = r10 = mrr = 0.0
-    for ps, g in zip(ranked, gold, strict=True):
-        docs = doc_order(ps)
-        if g in docs:
-            pos = docs.index(g) + 1
-            r1, r5, r10 = r1 + (pos <= 1), r5 + (pos <= 5), r10 + (pos <= 10)
-            mrr += 1 / pos if pos <= 10 else 0.0
-    n = len(gold)
-    return {"R@1": r1 / n, "R@5": r5 / n, "R@10": r10 / n, "MRR@10": mrr / n}
+    """R@1/5/10 and MRR@10 with passages collapsed to their documents (first occurrence)."""
+    ev = RetrievalEvaluator(recall_at=(1, 5, 10), mrr_at=10, key=doc_id)
+    s = ev.evaluate([RetrievalItem(g, "", frozenset({g})) for g in gold], ranked).summary
+    return {k: s[k] for k in ("R@1", "R@5", "R@10", "MRR@10")}
 
 
+def mcq_items(rows: list[dict]) -> list[RetrievalItem]:
+    return [RetrievalItem(str(i), r["question"], answer=r["answer"],
+                          distractors=tuple(v for key, v in r["options"].items() if key != r["answer_idx"]))
+            for i, r in enumerate(rows)]
 
 
 def answer_hits(ranked: list[list[Passage]], rows: list[dict], k: int) -> dict:
     """answer@k with its Wilson 95 % CI and per-question hits (for paired tests), distractor@k."""
-    from medground.eval.metrics import wilson_ci
-
-    hits, distract = [], 0.0
-    for ps, row in zip(ranked, rows, strict=True):
-        text = norm(" ".join(p.chunk.text for p in ps[:k]))
-        hits.append(norm(row["answer"]) in text)
-        wrong = [v for key, v in row["options"].items() if key != row["answer_idx"]]
-        distract += sum(norm(v) in text for v in wrong) / len(wrong)
-    ci = wilson_ci(hits)
-    return {f"answer@{k}": ci.estimate, f"answer@{k}_ci95": [round(ci.low, 4), round(ci.high, 4)],
-            f"distractor@{k}": distract / len(rows), f"hits@{k}": "".join("1" if h else "0" for h in hits)}
+    res = RetrievalEvaluator(recall_at=(), mrr_at=None, answer_at=(k,)).evaluate(mcq_items(rows), ranked)
+    hit = res.summary[f"answer@{k}"]
+    return {f"answer@{k}": hit["k"] / hit["n"], f"answer@{k}_ci95": hit["ci95"],
+            f"distractor@{k}": res.summary[f"distractor@{k}"],
+            f"hits@{k}": "".join("1" if r[f"answer@{k}"] else "0" for r in res.rows)}
 
 
 # --- main --------------------------------------------------------------------------------------
@@ -240,9 +229,10 @@ def run_textbooks(args, root: Path, rr: dict) -> dict:
         r.candidates = args.textbook_candidates
         r._cache.clear()  # another corpus: free the PubMedQA passage vectors
     out: dict = {}
-    whole = norm(" ".join(c.text for c in tchunks))
+    texts = [c.text for c in tchunks]
     for ds, rows in sets.items():
-        ceiling = sum(norm(r["answer"]) in whole for r in rows) / len(rows)
+        found = RetrievalEvaluator.answer_in_corpus(mcq_items(rows), texts)
+        ceiling = found["k"] / found["n"]
         corpus = {"chunks": len(tchunks), "build_seconds": fs["build_seconds"], "sample": len(rows),
                   "seed": args.seed, "reranker_pool": args.textbook_candidates, "answer@corpus": ceiling}
         out[ds] = {"corpus": corpus, "results": {}}
@@ -324,9 +314,9 @@ def print_table(report: dict, k: int) -> None:
                     f"plain bm25 {res[ds].get('bm25', {}).get(key, float('nan')):.3f}")
             hk = key.replace("answer", "hits")
             if hk != key and a != "bm25" and hk in da and hk in res[ds].get("bm25", {}):
-                from medground.eval.metrics import mcnemar_test
+                from medground.eval.evaluators import compare
 
-                m = mcnemar_test([c == "1" for c in da[hk]], [c == "1" for c in res[ds]["bm25"][hk]])
+                m = compare([c == "1" for c in da[hk]], [c == "1" for c in res[ds]["bm25"][hk]])
                 line += f"; exact McNemar {a} vs bm25 p = {m.pvalue:.3g}"
             console.print(line)
 

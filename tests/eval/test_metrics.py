@@ -7,7 +7,9 @@ from scipy.stats import binomtest
 from medground.pipelines.amt import weighted_vote
 from medground.eval.metrics import (
     accuracy,
+    balanced_accuracy,
     bootstrap_ci,
+    fit_cut,
     mcnemar_test,
     outcome_rates,
     paired_bootstrap,
@@ -111,3 +113,13 @@ def test_recalibrate_subtracts_each_letters_mean_log_probability():
     assert [r["choice"] for r in out] == ["B", "A", "B", None]
     assert [r["correct"] for r in out] == [True, True, True, False]
     assert recalibrate([{"qid": "x", "gold": "A"}]) == []
+
+
+def test_balanced_accuracy_and_the_cut_fitted_on_it():
+    labels = [True, True, False, False]
+    assert balanced_accuracy(labels, [True, True, True, False]) == 0.75  # (2/2 + 1/2) / 2
+    assert balanced_accuracy([True, True], [True, False]) == 0.5  # one class present: its rate alone
+    # cuts are midpoints of 0.2, 0.6, 0.9: 0.4 → (1 + 1/2)/2, 0.75 → (1/2 + 1)/2; the tie goes low
+    assert fit_cut(labels, [0.9, 0.6, 0.6, 0.2]) == pytest.approx(0.4)
+    assert fit_cut(labels, [0.9, 0.8, 0.3, 0.2]) == pytest.approx(0.55)  # separates perfectly
+    assert fit_cut([True, False], [0.5, 0.5]) == 0.5  # one distinct score: the score itself

@@ -117,6 +117,41 @@ def paired_bootstrap(
     return PairedDelta(float(diff.mean()), float(low), float(high), diff.size, level)
 
 
+def macro_f1(gold: Sequence[str | None], pred: Sequence[str | None], labels: Sequence[str]) -> float:
+    """Unweighted mean over ``labels`` of each label's F1 = 2tp / (2tp + fp + fn), 0 where tp is 0:
+    a reader that says "yes" to everything scores its majority rate in accuracy, not here."""
+    if len(gold) != len(pred):
+        raise ValueError(f"one prediction per gold label: {len(gold)} vs {len(pred)}")
+    if not labels:
+        raise ValueError("macro-F1 needs at least one label")
+    f1s = []
+    for lab in labels:
+        tp = sum(g == lab and p == lab for g, p in zip(gold, pred))
+        fp = sum(g != lab and p == lab for g, p in zip(gold, pred))
+        fn = sum(g == lab and p != lab for g, p in zip(gold, pred))
+        f1s.append(2 * tp / (2 * tp + fp + fn) if tp else 0.0)
+    return sum(f1s) / len(f1s)
+
+
+def balanced_accuracy(labels: Sequence[bool], preds: Sequence[bool]) -> float:
+    """Mean of the true-positive and true-negative rates (over the classes present in ``labels``)."""
+    pos = [p for lab, p in zip(labels, preds) if lab]
+    neg = [not p for lab, p in zip(labels, preds) if not lab]
+    parts = [sum(x) / len(x) for x in (pos, neg) if x]
+    if not parts:
+        raise ValueError("balanced accuracy of zero labels is undefined")
+    return sum(parts) / len(parts)
+
+
+def fit_cut(labels: Sequence[bool], scores: Sequence[float]) -> float:
+    """The cut on a judge's score (``score >= cut`` says True) with the best balanced accuracy
+    against ``labels``: midpoints between adjacent distinct scores (the score itself when all are
+    equal); ties go to the lower cut."""
+    cands = sorted(set(scores))
+    cuts = [(a + b) / 2 for a, b in zip(cands, cands[1:])] or cands
+    return max(cuts, key=lambda c: (balanced_accuracy(labels, [s >= c for s in scores]), -c))
+
+
 def outcome_rates(outcomes: Iterable[str]) -> dict[str, float]:
     """Share of each outcome (answered, parse_failure, insufficient_evidence, error)."""
     counts = Counter(outcomes)

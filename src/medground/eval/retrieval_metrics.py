@@ -20,10 +20,11 @@ def answer_words(text: str) -> str:
     return " " + _NON_ALNUM.sub(" ", text.lower()).strip() + " "
 
 
-def contains_answer(text: str, answer: str) -> bool:
-    """The answer's words appear in ``text`` as a whole-word run; an answer without words never does."""
+def contains_answer(text: str, answer: str, *, normalized: bool = False) -> bool:
+    """The answer's words appear in ``text`` as a whole-word run; an answer without words never does.
+    ``normalized``: ``text`` is already ``answer_words`` output (normalise a large text once)."""
     needle = answer_words(answer)
-    return bool(needle.strip()) and needle in answer_words(text)
+    return bool(needle.strip()) and needle in (text if normalized else answer_words(text))
 
 
 def _check_k(k: int) -> None:

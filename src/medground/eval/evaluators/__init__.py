@@ -1,8 +1,28 @@
-"""Evaluators (sentence-transformers style): one base that runs a pipeline and summarises judged
-rows, one class per kind of evaluation. Benchmarks call these and compute no metric themselves."""
+"""Evaluators (sentence-transformers style): one base that runs the system under test and summarises
+judged rows, one class per kind of evaluation. Benchmarks call these and compute no metric themselves."""
 
-from medground.eval.evaluators.base import EvaluationResult, Evaluator, percentile, rate
+from medground.eval.evaluators.abstention import (
+    AbstentionEvaluator,
+    AbstentionItem,
+    abstention_rates,
+    fit_threshold,
+    gate_rates,
+    scored_rows,
+)
+from medground.eval.evaluators.base import (
+    EvaluationResult,
+    Evaluator,
+    accuracy_fields,
+    accuracy_row,
+    mean,
+    percentile,
+    rate,
+)
 from medground.eval.evaluators.consultation import ConsultationEvaluator, ConsultItem, ConsultReference
+from medground.eval.evaluators.reader import Paired, ReaderEvaluator, compare, mcnemar_row
+from medground.eval.evaluators.retrieval import RetrievalEvaluator, RetrievalItem, chunk_id, doc_id
 
-__all__ = ["ConsultItem", "ConsultReference", "ConsultationEvaluator", "EvaluationResult", "Evaluator",
-           "percentile", "rate"]
+__all__ = ["AbstentionEvaluator", "AbstentionItem", "ConsultItem", "ConsultReference", "ConsultationEvaluator",
+           "EvaluationResult", "Evaluator", "Paired", "ReaderEvaluator", "RetrievalEvaluator", "RetrievalItem",
+           "abstention_rates", "accuracy_fields", "accuracy_row", "chunk_id", "compare", "doc_id", "fit_threshold",
+           "gate_rates", "mcnemar_row", "mean", "percentile", "rate", "scored_rows"]

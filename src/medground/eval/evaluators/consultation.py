@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from medground.eval.evaluators.abstention import abstention_rates
 from medground.eval.evaluators.base import Evaluator, percentile, rate
 from medground.schema import Answer, Question
 
@@ -76,7 +77,7 @@ def names_item(text: str, item: str) -> bool:
     return any(p.strip() and p.strip().lower() in low for p in [item, *item.split("/")])
 
 
-class ConsultationEvaluator(Evaluator[ConsultItem]):
+class ConsultationEvaluator(Evaluator[ConsultItem, Answer]):
     name = "consultation"
 
     def __init__(self, reference: ConsultReference):
@@ -176,7 +177,7 @@ class ConsultationEvaluator(Evaluator[ConsultItem]):
             "yes_no_agrees_labelled": where("yes_no_agrees_labelled"),
             "rubric_labelled": rate([r["rubric_labelled"] if "rubric_labelled" in r else r["rubric"] for r in rows])
             if any("rubric_labelled" in r for r in rows) else None,
-            "wrong_abstention": rate([r["outcome"] != "answered" for r in answerable]),
-            "right_abstention": rate([r["outcome"] != "answered" for r in unans]),
+            **abstention_rates([r["outcome"] != "answered" for r in answerable],
+                               [r["outcome"] != "answered" for r in unans]),
             "seconds_p50": percentile(secs, 0.5),
             "seconds_p95": percentile(secs, 0.95)}
