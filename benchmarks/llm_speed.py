@@ -36,9 +36,6 @@ from medground.llm.models import CATALOG, installed_path
 from medground.paths import data_root
 
 RESULTS = Path(__file__).parent / "results" / "llm_speed.json"
-COT_INSTRUCTION = ("Think step by step in at most five short sentences, then finish with a line "
-                   "'Answer: X' where X is the letter of the correct option.")
-
 
 def wilson(correct: list[bool]) -> dict:
     n, k = len(correct), sum(correct)
@@ -70,7 +67,7 @@ def run_method(llm, items: list[dict], method: str, calibration: dict | None = N
     for it in items:
         letters = list(it["options"])
         if method == "cot":
-            msgs = scoring.mcq_messages(it["question"], it["options"], instruction=COT_INSTRUCTION)
+            msgs = scoring.mcq_messages(it["question"], it["options"], prompt="mcq_cot")
             s = scoring.generate_and_parse(llm, msgs, letters, max_tokens=320, options=it["options"])
         elif method == "generate":
             msgs = scoring.mcq_messages(it["question"], it["options"])
@@ -102,7 +99,7 @@ def prefix_reuse(model: str, threads: int, item: dict, passages: list[str]) -> d
         t0 = time.perf_counter()
         reused = 0
         for p in passages:
-            msgs = [{"role": "system", "content": scoring.DEFAULT_SYSTEM},
+            msgs = [{"role": "system", "content": "You are a medical expert. Answer the multiple-choice question."},
                     {"role": "user", "content": head + f"Passage: {p}\n\nDoes the passage help? Answer yes or no."}]
             r = llm.chat(msgs, max_tokens=1, top_logprobs=5, extra={"cache_prompt": mode})
             reused += r.cached_prompt_tokens

@@ -147,10 +147,17 @@ def test_calibrate_averages_over_prompts():
     assert cal == {"A": pytest.approx(-2.0), "B": pytest.approx(-2.0)}
 
 
-def test_mcq_messages_layout():
-    m = mcq_messages("Which?", {"A": "x", "B": "y"}, context="[1] text")
+def test_mcq_messages_is_the_readers_prompt():
+    from medground.llm import prompts
+
+    m = mcq_messages("Which?", {"A": "x", "B": "y"}, context="[1] (Book) text")
     assert m[0]["role"] == "system"
-    assert "Context:\n[1] text" in m[1]["content"] and "A. x\nB. y" in m[1]["content"]
+    block = prompts.fill("evidence_block", evidence="[1] (Book) text")
+    # exactly what the reader sends with that evidence block (reading/choice.py)
+    assert m == prompts.messages("mcq_zeroshot", evidence_block=block, question="Which?", options="A. x\nB. y")
+    assert mcq_messages("Which?", {"A": "x"}, block="HISTORY\n") == prompts.messages(
+        "mcq_zeroshot", evidence_block="HISTORY\n", question="Which?", options="A. x")
+    assert "step by step" in mcq_messages("Which?", {"A": "x"}, prompt="mcq_cot")[1]["content"]
 
 
 def test_weigh_prior_keeps_failures_and_mixes_log_linearly():

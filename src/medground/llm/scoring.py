@@ -13,9 +13,9 @@ from dataclasses import dataclass, field, replace
 from collections.abc import Callable
 from typing import Literal
 
+from medground.llm import prompts
 from medground.llm.base import LLM, ChatResult, Message
 
-DEFAULT_SYSTEM = "You are a medical expert. Answer the multiple-choice question."
 _STRIP = " \t\n\r()[]{}*:.,\"'`"
 
 
@@ -60,13 +60,18 @@ class ParseCounter:
             self.reasons[failure.reason] = self.reasons.get(failure.reason, 0) + 1
 
 
-def mcq_messages(question: str, options: dict[str, str], *, context: str = "", system: str = DEFAULT_SYSTEM,
-                 instruction: str = "Answer with the letter of the correct option only.") -> list[Message]:
-    """A plain prompt whose natural first answer token is the option letter."""
-    opts = "\n".join(f"{k}. {v}" for k, v in options.items())
-    ctx = f"Context:\n{context.strip()}\n\n" if context.strip() else ""
-    user = f"{ctx}Question: {question.strip()}\n\nOptions:\n{opts}\n\n{instruction}"
-    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+def mcq_messages(question: str, options: dict[str, str], *, context: str = "", block: str | None = None,
+                 prompt: Literal["mcq_zeroshot", "mcq_cot"] = "mcq_zeroshot") -> list[Message]:
+    """THE multiple-choice prompt (templates llm/prompts/mcq_*.txt): what the reader sends
+    (reading/choice.py) and what the feedback labeller judges passages with (train/feedback.py),
+    so a retriever trained on those judgements learns from the prompt it serves.
+
+    ``context``: rendered passages ("[1] (Book / Chapter) text"), wrapped in the evidence block;
+    ``block``: a context block already wrapped (evidence, an i-MedRAG history) — it wins."""
+    if block is None:
+        block = prompts.fill("evidence_block", evidence=context.strip()) if context.strip() else ""
+    return prompts.messages(prompt, evidence_block=block, question=question.strip(),
+                            options=prompts.format_options(options))
 
 
 # --- log-probability scoring ----------------------------------------------------------------

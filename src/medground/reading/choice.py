@@ -10,6 +10,7 @@ from medground.llm.base import LLM, Message
 from medground.llm.scoring import (
     OptionScores,
     generate_and_parse,
+    mcq_messages,
     score_options,
     score_options_permuted,
     score_options_verify,
@@ -24,30 +25,27 @@ def read_choice(
 ) -> OptionScores:
     """Answer a multiple-choice question given a context block (evidence, history or nothing)."""
     letters = list(question.options)
-    values = dict(evidence_block=context_block, question=question.question.strip(),
-                  options=prompts.format_options(question.options))
+
+    def build(shown: dict[str, str], prompt: str = "mcq_zeroshot") -> list[Message]:
+        # the one multiple-choice prompt, shared with the feedback labeller (train/feedback.py)
+        return mcq_messages(question.question, shown, block=context_block, prompt=prompt)  # type: ignore[arg-type]
+
     if settings.prompt == "cot":
-        msgs = prompts.messages("mcq_cot", **values)
-        scores = generate_and_parse(llm, msgs, letters, max_tokens=settings.cot_max_tokens,
-                                    options=question.options)
+        scores = generate_and_parse(llm, build(question.options, "mcq_cot"), letters,
+                                    max_tokens=settings.cot_max_tokens, options=question.options)
     elif settings.scoring == "verify":
         def check(option: str) -> list[Message]:
-            return prompts.messages("mcq_verify", evidence_block=context_block, question=values["question"],
+            return prompts.messages("mcq_verify", evidence_block=context_block, question=question.question.strip(),
                                     option=option)
 
         scores = score_options_verify(llm, check, question.options)
     elif settings.scoring == "logprob" and settings.debias == "permute":
-        def build(shown: dict[str, str]) -> list[Message]:
-            return prompts.messages("mcq_zeroshot", **{**values, "options": prompts.format_options(shown)})
-
         scores = score_options_permuted(llm, build, question.options, shifts=settings.permutations,
                                         calibration=settings.calibration)
     elif settings.scoring == "logprob":
-        msgs = prompts.messages("mcq_zeroshot", **values)
-        scores = score_options(llm, msgs, letters, calibration=settings.calibration)
+        scores = score_options(llm, build(question.options), letters, calibration=settings.calibration)
     else:
-        msgs = prompts.messages("mcq_zeroshot", **values)
-        scores = generate_and_parse(llm, msgs, letters, max_tokens=16, options=question.options)
+        scores = generate_and_parse(llm, build(question.options), letters, max_tokens=16, options=question.options)
     tally.count(scores.result)
     tally.tokens["llm_calls"] += scores.calls - 1
     if scores.method == "generate" and settings.prompt == "zeroshot" and settings.scoring == "logprob":

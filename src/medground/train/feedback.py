@@ -34,7 +34,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from medground.eval.records import lock_for_writing
 from medground.llm.base import LLM
 from medground.llm.scoring import mcq_messages, score_options
-from medground.schema import Chunk, Passage, Question
+from medground.retrieve.pack import citation_for
+from medground.schema import Chunk, Evidence, Passage, Question
 
 if TYPE_CHECKING:
     from medground.retrieve.engine import RetrievalEngine
@@ -207,11 +208,13 @@ def judge(llm: LLM, engine: PassageSource, question: Question, settings: Feedbac
     """Closed-book and per-passage letter scores for one question (1 + ``passages`` forward passes)."""
     letters = list(question.options)
     gold = question.answer or ""
+    # the reader's own prompt, the passage shown as the reader shows evidence ("[1] (Book / …) text")
     base = score_options(llm, mcq_messages(question.question, question.options), letters)
     base_ok = base.outcome == "answered" and base.choice == gold
     out = []
     for rank, p in enumerate(engine.retrieve(question.question, k=settings.passages), start=1):
-        with_p = score_options(llm, mcq_messages(question.question, question.options, context=p.chunk.text), letters)
+        shown = Evidence([citation_for(1, p)], token_count=0, budget=0).render()
+        with_p = score_options(llm, mcq_messages(question.question, question.options, context=shown), letters)
         out.append(Judgement(
             qid=question.qid, query=question.question, chunk_id=p.chunk.chunk_id, passage=p.chunk.text, rank=rank,
             base_correct=base_ok, with_correct=with_p.outcome == "answered" and with_p.choice == gold,
