@@ -67,3 +67,16 @@ def test_audit_command_exits_1_on_errors(tmp_path):
     store.build(DrugCatalog(_drugs(), []))
     res = CliRunner().invoke(app, ["audit", "--db", str(tmp_path / "drugs.sqlite"), "--json"])
     assert res.exit_code == 1 and '"brand_of_several"' in res.output
+
+
+def test_a_fragment_of_the_generic_name_is_not_a_synonym():
+    from medground.corpus.drug_audit import audit, is_partial_name
+    from medground.drug_schema import Drug
+
+    assert is_partial_name("alcohol,", "benzyl alcohol")  # "Alcohol, benzyl" cut at its comma
+    assert is_partial_name("sodium", "docusate sodium")  # the salt alone
+    assert not is_partial_name("amphotericin", "amphotericin b")
+    assert not is_partial_name("zoster vaccine", "herpes zoster vaccine")
+    assert not is_partial_name("benzathine penicillin", "penicillin g benzathine")
+    found = audit([Drug("benzyl-alcohol", "benzyl alcohol", ["Ulesfia"], "Pediculicide", synonyms=["alcohol,"])])
+    assert [(f.kind, f.severity) for f in found] == [("partial_name", "error")]

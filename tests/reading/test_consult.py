@@ -23,7 +23,9 @@ def reader(tmp_path_factory):
     catalog = DrugCatalog(
         [Drug("lisinopril", "lisinopril", ["Zestril"], "ACE inhibitor"),
          Drug("warfarin", "warfarin", ["Coumadin"], "Anticoagulant"),
-         Drug("ibuprofen", "ibuprofen", ["Advil"], "Nonsteroidal anti-inflammatory drug")],
+         Drug("ibuprofen", "ibuprofen", ["Advil"], "Nonsteroidal anti-inflammatory drug"),
+         Drug("fluconazole", "fluconazole", ["Diflucan"], "Azole antifungal"),
+         Drug("simvastatin", "simvastatin", ["Zocor"], "")],
         [DrugAttribute("lisinopril", A.DOSAGE, "10-40 mg orally daily.", SRC),
          DrugAttribute("lisinopril", A.INDICATIONS, "Hypertension\nHeart failure", SRC),
          DrugAttribute("lisinopril", A.ADVERSE_REACTIONS, "Angioedema\nHyperkalemia\nHeadache\nCough\nRash", SRC),
@@ -31,7 +33,10 @@ def reader(tmp_path_factory):
          DrugAttribute("warfarin", A.INTERACTIONS, "Nonsteroidal anti-inflammatory drugs\nAmiodarone", SRC),
          DrugAttribute("warfarin", A.BOXED_WARNING, "May cause major or fatal bleeding.", SRC),
          DrugAttribute("warfarin", A.DOSAGE, "2-10 mg orally daily, adjusted to INR", SRC),
-         DrugAttribute("ibuprofen", A.DOSAGE, "200-400 mg orally every 4-6 hours", SRC)])
+         DrugAttribute("ibuprofen", A.DOSAGE, "200-400 mg orally every 4-6 hours", SRC),
+         DrugAttribute("fluconazole", A.INTERACTIONS, "CYP3A4 substrates\nAmiodarone\nCarvedilol", SRC),
+         DrugAttribute("fluconazole", A.DOSAGE, "150 mg orally once.", SRC),
+         DrugAttribute("simvastatin", A.DOSAGE, "10-40 mg orally daily at bedtime.", SRC)])
     store = DrugStore(tmp_path_factory.mktemp("drugs") / "drugs.sqlite")
     store.build(catalog)
     typer = load_consult_typer()
@@ -65,6 +70,32 @@ def test_a_described_symptom_picks_the_item_of_the_right_entry(reader):
     assert r.first_sentence.startswith("Yes") and "Cough" in r.first_sentence
     assert r.quotes == ["Cough"]  # the matched item, not the whole list
     assert all(q in r.citations[0].text for q in r.quotes)
+
+
+def test_a_drug_of_an_earlier_turn_is_the_second_drug_of_an_interaction_question(reader):
+    turns = ["Yes, it's Diflucan for a yeast infection. Just the one tablet.",
+             "Only simvastatin for cholesterol, 40 mg at night. Is it alright to keep taking that while I take this?"]
+    # without the earlier drug the statin's only entry is its dose: nothing relates
+    assert reader.reply(turns, "simvastatin").outcome == "insufficient_evidence"
+    r = reader.reply(turns, "simvastatin", [], ["fluconazole"])
+    assert r.outcome == "answered" and (r.citations[0].chapter, r.citations[0].section) == ("Fluconazole",
+                                                                                             "interactions")
+    # neither name is in the entry: it says so and shows what it lists, never a "closest item" guess
+    assert r.first_sentence.startswith("The database does not list Simvastatin among Fluconazole's interactions")
+    assert "CYP3A4 substrates" in r.first_sentence
+    # an earlier drug is not a second drug when the question is not about an interaction
+    dose = reader.reply(["Yes, it's Diflucan.", "How much simvastatin should I take?"], "simvastatin", [],
+                        ["fluconazole"])
+    assert dose.citations[0].chapter == "Simvastatin" and dose.citations[0].section == "dosage"
+
+
+def test_two_drugs_neither_listing_the_other_show_both_lists(reader):
+    r = reader.reply(["I'm on Coumadin. Is Diflucan okay with it?"], "fluconazole", ["warfarin"])
+    assert r.outcome == "answered" and "does not list" in r.first_sentence
+    assert [(c.chapter, c.section) for c in r.citations] == [("Fluconazole", "interactions"),
+                                                             ("Warfarin", "interactions")]
+    assert r.first_sentence.startswith("The database does not list Warfarin among Fluconazole's interactions [1]")
+    assert "Warfarin's interactions list: Nonsteroidal anti-inflammatory drugs; Amiodarone [2]." in r.text
 
 
 def test_two_drugs_answer_from_the_interactions_and_the_boxed_warning_is_added(reader):

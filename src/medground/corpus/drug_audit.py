@@ -39,6 +39,18 @@ class AuditFinding:
         return asdict(self)
 
 
+def is_partial_name(name: str, generic: str) -> bool:
+    """A fragment of the generic's own name, not another name for it: cut at a comma, or its last
+    word alone (the salt or chemical class) — "alcohol," of "benzyl alcohol" (an inverted "Alcohol,
+    benzyl" cut short) would make every "a glass of alcohol" a mention of benzyl alcohol.
+    "amphotericin" (amphotericin B) and "zoster vaccine" stay names."""
+    words = [w.strip(".,;:()").lower() for w in name.split()]
+    whole = [w.strip(".,;:()").lower() for w in generic.split()]
+    if not words or not set(words) < set(whole):
+        return False
+    return "," in name or words == whole[-1:]
+
+
 def local_route(drug: Drug) -> str | None:
     """The local route a drug's class names ("Ocular antibacterial" → "ophthalmic"), else None."""
     words = set(re.findall(r"[a-z]+", drug.drug_class.lower()))
@@ -75,6 +87,11 @@ def audit(drugs: Sequence[Drug], *, lexicon: NameLexicon | None = None, near_rat
                 found.append(AuditFinding("near_duplicate", "warning", f"{g} ~ {h}", (gid, hid),
                                           "two drugs whose generic names differ by a letter or two"))
     for d in drugs:
+        for s in d.synonyms:
+            if is_partial_name(s, d.generic_name):
+                found.append(AuditFinding("partial_name", "error", s, (d.drug_id,),
+                                          f"{s!r} is a fragment of the generic name {d.generic_name!r}, "
+                                          "not another name for it"))
         route = local_route(d)
         if route:
             found.append(AuditFinding("local_route_only", "info", d.generic_name, (d.drug_id,),

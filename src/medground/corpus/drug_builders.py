@@ -18,6 +18,7 @@ from collections import Counter
 from pathlib import Path
 
 from medground.corpus.base import BadInputError
+from medground.corpus.drug_audit import is_partial_name
 from medground.drug_schema import (
     AttributeType,
     Drug,
@@ -88,7 +89,8 @@ class CatalogBuilder:
         for d in self.drugs.values():
             for variant in self.lexicon.canonical_to_variants.get(d.generic_name, []):
                 if (variant == d.generic_name or len(variant) < 4 or len(variant.split()) > 4
-                        or len(self.lexicon.variant_to_canonical.get(variant, [])) != 1):
+                        or len(self.lexicon.variant_to_canonical.get(variant, [])) != 1
+                        or is_partial_name(variant, d.generic_name)):
                     continue
                 if variant in self.lexicon.brands:
                     self.add_brands(d, [variant.title()])

@@ -230,7 +230,7 @@ class DrugRagPipeline:
 
     def reply_to(self, dialogue: str, candidates: list[str], meta: dict, tally: Tally) -> Answer:
         """The reply mode: no subject drug → the unknown-drug message or a question back."""
-        from medground.retrieve.drug_subject import co_named, user_turns
+        from medground.retrieve.drug_subject import co_named, named_before, user_turns
 
         turns = user_turns(dialogue) or [dialogue]
         if not candidates:
@@ -242,8 +242,10 @@ class DrugRagPipeline:
         subject = candidates[0] if candidates else None
         # Another drug named in the question: it is about taking them together.
         others = co_named(reader.drugs, turns, subject)
+        # Drugs of earlier turns: the second drug of "… while I take this?" when no other is named now.
+        context = [] if others else named_before(reader.drugs, turns, subject)
         with tally.stage("read"):
-            r = reader.reply(turns, subject, others)
+            r = reader.reply(turns, subject, others, context)
         ranked = [{"drug": c.drug.drug_id, "type": c.attribute.type.value, "p_type": round(c.p_type, 4),
                    "best_item": c.best.text if c.best else None,
                    "similarity": round(c.best.similarity, 4) if c.best else None, "score": round(c.score, 4)}

@@ -154,8 +154,11 @@ class Reply:
 
 def held_and_elsewhere(choices: Sequence[EntryChoice], subject_id: str, p_type: dict[AttributeType, float]
                        ) -> tuple[set[AttributeType], float]:
-    """The kinds of entry the subject drug has, and P(the question asks for a kind it lacks)."""
-    held = {c.attribute.type for c in choices if c.drug.drug_id == subject_id}
+    """The kinds of entry that can answer — the subject drug's, and the interactions of a second
+    drug named with it (a statin with no interactions entry, asked about with fluconazole, whose
+    entry lists CYP3A4 substrates) — and P(the question asks for a kind none has)."""
+    held = {c.attribute.type for c in choices
+            if c.drug.drug_id == subject_id or c.attribute.type is A.INTERACTIONS}
     return held, sum(p for t, p in p_type.items() if t not in held)
 
 
@@ -283,16 +286,21 @@ class ConsultReader:
             seen[p] = max(w, seen.get(p, 0.0))
         return list(seen.items())
 
-    def choose(self, turns: Sequence[str], subject_id: str, other_ids: Sequence[str] = ()
-               ) -> tuple[list[EntryChoice], float, dict[AttributeType, float]]:
+    def choose(self, turns: Sequence[str], subject_id: str, other_ids: Sequence[str] = (),
+               context_ids: Sequence[str] = ()) -> tuple[list[EntryChoice], float, dict[AttributeType, float]]:
         """Entries of the subject drug (and the interactions of other named drugs), best first;
-        P(no entry answers); P(type)."""
+        P(no entry answers); P(type). ``context_ids``: drugs of earlier turns, taken as the other
+        drugs when none is named in the last turn and it most likely asks about an interaction."""
         s = self.settings
         subject = self.drugs.drugs[subject_id]
         others = [self.drugs.drugs[d] for d in other_ids if d in self.drugs.drugs and d != subject_id]
         question = turns[-1] if turns else ""
         names = self.drug_names(subject, others)
         p_type, p_none = self.type_probabilities(question, names[1:])
+        context = [self.drugs.drugs[d] for d in context_ids if d in self.drugs.drugs and d != subject_id]
+        if not others and context and p_type and max(p_type, key=p_type.get) is A.INTERACTIONS:
+            others = context
+            names = self.drug_names(subject, others)
         if others and p_type:  # two drugs named: a question about taking them together
             p_type = {t: p for t, p in p_type.items()}
             p_type[A.INTERACTIONS] = max(p_type.get(A.INTERACTIONS, 0.0), max(p_type.values()))
@@ -388,13 +396,14 @@ class ConsultReader:
         return c.score + (weight * float(np.log(c.p_verify + 1e-3)) if weight and c.p_verify is not None else 0.0)
 
     # ------------------------------------------------------------------ reply
-    def reply(self, turns: Sequence[str], subject_id: str | None, other_ids: Sequence[str] = ()) -> Reply:
+    def reply(self, turns: Sequence[str], subject_id: str | None, other_ids: Sequence[str] = (),
+              context_ids: Sequence[str] = ()) -> Reply:
         s = self.settings
         if subject_id is None or subject_id not in self.drugs.drugs:
             text = ("Which medicine do you mean? Please give its name as on the box or the label "
                     "(brand or generic), and I will look it up.")
             return Reply("needs_clarification", text, [], text, reason="no medicine named")
-        choices, p_none, p_type = self.choose(turns, subject_id, other_ids)
+        choices, p_none, p_type = self.choose(turns, subject_id, other_ids, context_ids)
         if s.verify_weight > 0 and self.verifier is not None and len(choices) > 1:
             self.verify(turns, choices)
             choices.sort(key=lambda c: -self.combined(c, s.verify_weight))
@@ -417,10 +426,22 @@ class ConsultReader:
             return Reply("insufficient_evidence", text, [], text, ranked=choices, p_none=p_none,
                          reason="no entry relates to the question")
         citations = [record_citation(best.drug, best.attribute, 1)]
-        first, quotes = self._first_sentence(turns[-1] if turns else "", best, matched, p_type)
+        # the other named drugs: what an interactions entry is asked to list
+        partners = list({c.drug.drug_id: c.drug for c in choices if c.drug is not best.drug}.values())
+        first, quotes = self._first_sentence(turns[-1] if turns else "", best, matched, p_type,
+                                             [d.display_name for d in partners])
         parts = [first]
         if quotes:
             parts.append(quote_line(citations[0].label, 1, quotes))
+        if best.attribute.type is A.INTERACTIONS and not matched and partners:
+            # Neither name is in this entry: the other drug's own list is the rest of the evidence
+            # (clopidogrel's "CYP2C19 inhibitors" is what a patient adding Prilosec must see).
+            other = next((c for c in choices if c.drug is partners[0] and c.attribute.type is A.INTERACTIONS
+                          and c.attribute.text.strip()), None)
+            if other is not None:
+                citations.append(record_citation(other.drug, other.attribute, len(citations) + 1))
+                parts.append(f"{other.drug.display_name}'s interactions list: "
+                             f"{self._listing(other.attribute.text)} [{citations[-1].number}].")
         # The other named drug's own interactions entry, when it lists the subject (or its class).
         second = next((c for c in choices[1:] if c.drug is not drug and c.attribute.type is A.INTERACTIONS
                        and c.best is not None and c.best.similarity >= s.match_at), None)
@@ -440,9 +461,18 @@ class ConsultReader:
         return Reply("answered", " ".join(parts), citations, first, matched=[m.text for m in matched],
                      quotes=quotes, chosen=best, ranked=choices, p_none=p_none)
 
+    def _listing(self, text: str) -> str:
+        """An entry's items, at most ``max_listed`` named and the rest counted."""
+        items = list(dict.fromkeys(split_items(text.strip())))
+        shown = "; ".join(i.rstrip(".") for i in items[: self.settings.max_listed])
+        more = len(items) - self.settings.max_listed
+        return shown + (f"; and {more} more" if more > 0 else "")
+
     def _first_sentence(self, turn: str, best: EntryChoice, matched: list[ItemMatch],
-                        p_type: dict[AttributeType, float] | None = None) -> tuple[str, list[str]]:
-        """The answer in plain words (cited [1]) and the entry's words to quote after it."""
+                        p_type: dict[AttributeType, float] | None = None,
+                        partners: Sequence[str] = ()) -> tuple[str, list[str]]:
+        """The answer in plain words (cited [1]) and the entry's words to quote after it;
+        ``partners``: the other named drugs, whose names an interactions entry would list."""
         s = self.settings
         t, drug = best.attribute.type, best.drug.display_name
         items = [m.text for m in matched]
@@ -470,6 +500,10 @@ class ConsultReader:
             if t in {A.CONTRAINDICATIONS, A.WARNINGS, A.BOXED_WARNING}:
                 return f"Caution \u2014 {listed} {verb} listed in {drug}'s {PHRASE[t]} [1].", items
             return f"{drug}'s {PHRASE[t]} include {listed} [1].", items
+        if t is A.INTERACTIONS and partners:
+            # a drug's name is matched exactly (name, generic, class): unmatched is not listed
+            return (f"The database does not list {join_items(list(partners))} among {drug}'s interactions [1]; "
+                    f"it lists: {self._listing(text)}.", [])
         if prose:
             close = [opening(m.text, s.quote_chars) for m in best.items[: s.prose_quote]] or \
                 [opening(i, s.quote_chars) for i in all_items[: s.prose_quote]]
@@ -480,11 +514,8 @@ class ConsultReader:
                 what = "it is what you describe" if t is A.ADVERSE_REACTIONS else "it covers what you asked about"
                 return (f"The closest item listed among {drug}'s {PHRASE[t]} is \u201c{near.text}\u201d [1]; "
                         f"whether {what} is for your pharmacist or doctor to judge.", [])
-            shown = "; ".join(all_items[: s.max_listed])
-            more = len(all_items) - s.max_listed
-            shown += f"; and {more} more" if more > 0 else ""
             return (f"The database does not list what you describe among {drug}'s {PHRASE[t]} [1]; "
-                    f"it lists: {shown}.", [])
+                    f"it lists: {self._listing(text)}.", [])
         if t is A.DRUG_CLASS:
             return f"{drug} is a medicine of this class: {text.rstrip('.')} [1].", []
         if t is A.INDICATIONS:

@@ -120,6 +120,23 @@ def co_named(retriever: DrugRetriever, turns: list[str], subject_id: str | None)
     return out
 
 
+def named_before(retriever: DrugRetriever, turns: list[str], subject_id: str | None) -> list[str]:
+    """Drugs named in the earlier turns and taken by the subject's owner, neither left nor the
+    subject: what "is it alright to keep taking that while I take this?" may point back to. The
+    reader uses them as the second drug only when the last turn asks about an interaction."""
+    if not turns or subject_id is None:
+        return []
+    last = len(turns) - 1
+    found = mentions(retriever, turns)
+    owner = next((m.third_party for m in found if m.drug_id == subject_id and m.turn == last), False)
+    out: list[str] = []
+    for m in found:
+        if (m.turn < last and m.drug_id != subject_id and m.third_party == owner and not m.left
+                and m.drug_id not in out):
+            out.append(m.drug_id)
+    return out
+
+
 _SPEAKER = re.compile(r"^\s*(patient|user|患者|用户|pharmacist|assistant|doctor|药师|医生)\s*[:：]\s*", re.IGNORECASE)
 _STAFF = {"pharmacist", "assistant", "doctor", "药师", "医生"}
 
