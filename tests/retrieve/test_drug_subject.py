@@ -138,3 +138,15 @@ def test_co_named_drugs_are_the_questions_own_never_a_relatives(retriever):
     turns = ["My dad takes Coumadin and his dentist wants him to take Advil too. Is that safe together?"]
     subject = resolve_subjects(retriever, turns)[0].drug_id
     assert sorted([subject, *co_named(retriever, turns, subject)]) == ["ibuprofen", "warfarin"]
+
+
+def test_drugs_named_before_are_the_patients_own_and_not_left(retriever):
+    from medground.retrieve.drug_subject import named_before
+
+    # the patient's earlier drug is what "while I take this?" may point back to
+    assert named_before(retriever, ["Yes, it's Coumadin.", "Only Advil. Is it alright while I take this?"],
+                        "ibuprofen") == ["warfarin"]
+    # not one stopped, not a relative's, not the subject itself
+    assert named_before(retriever, ["I stopped taking warfarin last year.", "Is Advil safe with it?"], "ibuprofen") == []
+    assert named_before(retriever, ["My husband takes Coumadin.", "Is Advil safe with it?"], "ibuprofen") == []
+    assert named_before(retriever, ["I take Advil.", "Is Advil safe?"], "ibuprofen") == []
