@@ -125,13 +125,14 @@ def main() -> None:
     rows = []
     for i, ((q, d), (free, ev)) in enumerate(zip(items, evidence)):
         wrong_ev = evidence[(i + n // 2) % n][1]
-        row = {"qid": q.qid, "gold_chunk_in_evidence": d["chunk_id"] in {c.chunk_id for c in ev.citations},
-               "gold_chunk_in_wrong": d["chunk_id"] in {c.chunk_id for c in wrong_ev.citations}}
+        gold = d["gold_ids"]  # the chunks holding the evidence sentence in this store
+        row = {"qid": q.qid, "gold_chunk_in_evidence": bool(gold & {c.chunk_id for c in ev.citations}),
+               "gold_chunk_in_wrong": bool(gold & {c.chunk_id for c in wrong_ev.citations})}
         for label, e in (("gold", ev), ("wrong", wrong_ev)):
             s, _ = sup.passage_support(llm, e, "passage_support", question=free.question)
             row[f"{label}_support"] = s.score
             if label == "gold":
-                row["supporting_passage_is_gold_chunk"] = bool(s.passage and s.passage.chunk_id == d["chunk_id"])
+                row["supporting_passage_is_gold_chunk"] = bool(s.passage and s.passage.chunk_id in gold)
         for mode in modes:
             t = time.perf_counter()
             ans = free_text_answer(llm, free, ev, ReaderSettings(freetext_answer=mode), Tally(),
@@ -142,7 +143,7 @@ def main() -> None:
                          "gold": ans.outcome == "answered" and names_gold(ans.text, q.options, q.answer),
                          "supported": ans.outcome == "answered"
                          and sup.claims_supported(said, cited, exclude=[free.question]),
-                         "cites_gold_chunk": d["chunk_id"] in {c.chunk_id for c in ans.citations},
+                         "cites_gold_chunk": bool(gold & {c.chunk_id for c in ans.citations}),
                          "quoted": bool(ans.metadata.get("extractive")),
                          "dropped_sentences": len(ans.metadata.get("dropped_sentences", []))}
         # whether the answer given would be supported (kept per question, as the drugs section does)

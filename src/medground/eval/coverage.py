@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 
-from medground.schema import Passage, Question
+from medground.schema import Chunk, Passage, Question
 
 QUERY_MODES = ("question", "question+options")
 _SPACE = re.compile(r"\s+")
@@ -81,3 +81,17 @@ def coverage(questions: Sequence[Question], retrieve, ks: Sequence[int] = (1, 5,
                                     (round(ci.low, 4), round(ci.high, 4))))
     return {"rows": [r.to_dict() for r in rows], "seconds_per_query": seconds, "n": len(usable),
             "skipped": len(questions) - len(usable)}
+
+
+def locate_evidence(chunks: Iterable[Chunk], evidences: Sequence[str]) -> dict[str, set[str]]:
+    """For each evidence sentence, the ids of the chunks that hold it (case and punctuation
+    ignored): a test set names its gold passage by the sentence, not by a chunk id, which a store
+    chunked with other settings (or a later chunker version) does not have."""
+    wanted = {e: _norm(e) for e in evidences}
+    found: dict[str, set[str]] = {e: set() for e in evidences}
+    for c in chunks:
+        text = _norm(c.text)
+        for e, needle in wanted.items():
+            if needle and needle in text:
+                found[e].add(c.chunk_id)
+    return found
