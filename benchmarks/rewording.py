@@ -123,7 +123,7 @@ def load_free(split: str | None) -> list[tuple[object, dict]]:
     for d in _jsonl(NEW):
         if split is None or textbook_testbed_split(d["qid"]) == split:
             out.append((Question(qid=f"{d['qid']}~free", dataset="textbook-testbed", question=d["free_question"]),
-                        {"base": d["qid"], "set": "new", "accept": d["accept"], "chunk_id": d.get("chunk_id")}))
+                        {"base": d["qid"], "set": "new", "accept": d["accept"], "evidence": d["evidence"]}))
     if NEARMISS.exists():
         for d in _jsonl(NEARMISS):
             if split is None or textbook_testbed_split(d["pair"]) == split:
@@ -274,7 +274,9 @@ def freetable(args) -> None:
                         "answer_states_gold": answered and states(own, i["accept"]),
                         "supported": bool(answered and cited and claims_supported(r["text"], source,
                                                                                   exclude=[questions[qid]])),
-                        "gold_chunk_cited": bool(i.get("chunk_id")) and i.get("chunk_id") in r["citation_ids"],
+                        # by text, not chunk id: a re-chunked store keeps the sentence, not the id
+                        "gold_chunk_cited": bool(i.get("evidence")) and any(
+                            " ".join(i["evidence"].split()) in " ".join(c.text.split()) for c in cited),
                         "seconds": r.get("seconds", 0.0), "text": r["text"]}
         per[label] = out
 

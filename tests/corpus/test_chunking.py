@@ -119,6 +119,32 @@ def test_window_closes_at_last_full_sentence(counter):
     assert all(c.token_count <= 2 * n + 1 for c in chunks)
 
 
+def test_a_heading_that_would_end_a_window_opens_the_next(counter):
+    body = "Sodium intake raises blood pressure in many adults."
+    n = counter.count(body)
+    heading = "Salt Substitutes"
+    after = "Salt substitutes replace sodium chloride with potassium chloride."
+    d = doc((f"{body}\n\n{body}\n\n{heading}\n\n{after}", ("S",)))
+    # the first window has room for both paragraphs and the heading, not for what follows
+    limit = 2 * n + counter.count(heading) + 1
+    assert counter.count(after) + counter.count(heading) <= limit
+    chunks = StructureChunker(max_tokens=limit, min_tokens=1).chunk(d)
+    assert [c.text for c in chunks] == [f"{body}\n\n{body}", f"{heading}\n\n{after}"]
+    # the old behaviour, kept behind the setting, ends the first chunk on the heading
+    old = StructureChunker(max_tokens=limit, min_tokens=1, carry_headings=False).chunk(d)
+    assert old[0].text.endswith(heading) and old[1].text == after
+
+
+def test_a_line_that_a_colon_introduces_is_not_carried(counter):
+    lead = "The overall reaction can be written:"
+    formula = "C6H12O6 plus O2 gives CO2 and ATP"
+    rest = "This reaction releases energy in small steps inside the cell."
+    text = f"{lead}\n\n{formula}\n\n{rest}"
+    limit = counter.count(lead) + counter.count(formula) + 1
+    chunks = StructureChunker(max_tokens=limit, min_tokens=1).chunk(doc((text, ("S",))))
+    assert chunks[0].text == f"{lead}\n\n{formula}"
+
+
 def test_small_tail_merges_into_previous_chunk_of_same_section(counter):
     long = "The myocardium is the muscular middle layer of the heart wall. " * 3
     d = doc((long + "Ok.", ("S",)))

@@ -144,3 +144,20 @@ def test_spans_cover_all_text_in_order(text):
         pos = e
     # No character of content is lost between sentences.
     assert all(i in covered for i, ch in enumerate(text) if not ch.isspace())
+
+
+def test_heading_block_is_a_short_unpunctuated_block_that_titles_what_follows():
+    from medground.corpus.sentences import is_heading_block
+
+    text = "Intro sentence.\n\nSalt Substitutes\n\nThey hold potassium."
+    s = text.index("Salt")
+    assert is_heading_block(text, s, s + len("Salt Substitutes"))
+    titled = "Intro sentence.\n\nSalt Substitutes\nThey hold potassium."  # a block's title line
+    assert is_heading_block(titled, s, s + len("Salt Substitutes"))
+    assert not is_heading_block(text, 0, len("Intro sentence."))  # closed by a full stop
+    tail = "Intro sentence.\n\nNothing After"
+    assert not is_heading_block(tail, tail.index("Nothing"), len(tail))  # titles nothing
+    inline = "Intro sentence. Salt Substitutes\n\nThey hold potassium."
+    assert not is_heading_block(inline, inline.index("Salt"), inline.index("\n"))  # not its own block
+    intro = "It can be written:\n\nA plus B\n\nMore text."
+    assert not is_heading_block(intro, intro.index("A plus"), intro.index("A plus") + 8)

@@ -12,7 +12,9 @@ Modes (registered as ``chunker`` components, chosen by ``ChunkerSettings.mode``)
   ``oversized_sentence``. A chunk under ``min_tokens`` is merged into the previous (else the
   next) chunk of the same section when the result fits; otherwise, and for a section that is
   small as a whole, it is kept as it is and flagged ``short``: text is never dropped and
-  never moved into another section.
+  never moved into another section. A heading block (a short line of its own, no closing
+  punctuation) that would be the last piece of a window opens the next window instead, so a
+  section's title stays with the text it titles (``carry_headings``).
 * ``sentence``: units of ``sentences_per_unit`` sentences (LLM-AMT style), still capped at
   ``max_tokens`` and confined to the section.
 * ``fixed``: plain windows of ``max_tokens`` tokens (``overlap_tokens`` shared) that ignore
@@ -27,14 +29,14 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from medground.corpus.sentences import SplitterName, split_spans
+from medground.corpus.sentences import SplitterName, is_heading_block, split_spans
 from medground.corpus.tokens import TokenCounter, get_token_counter
 from medground.registry import create, register
 from medground.schema import Chunk, Document, make_chunk_id
 
 ChunkerMode = Literal["structure", "sentence", "fixed"]
 # Bump when a code change alters the chunks of unchanged input: ingest then re-chunks.
-CHUNKER_VERSION = 1
+CHUNKER_VERSION = 2  # 2: a heading block that would end a window opens the next one instead
 
 
 class ChunkerSettings(BaseModel):
@@ -61,6 +63,9 @@ class ChunkerSettings(BaseModel):
         description="tokenizer.json or model dir; None = the dense embedder's tokenizer",
     )
     splitter: SplitterName = "sentencex"
+    carry_headings: bool = Field(
+        True, description="a heading block never ends a chunk: it opens the next one"
+    )
 
     @model_validator(mode="after")
     def _check(self) -> ChunkerSettings:
@@ -101,6 +106,7 @@ class _Piece:
     end: int
     tokens: int
     oversized: bool = False
+    heading: bool = False  # a block of its own that titles what follows
 
 
 @dataclass(slots=True)
@@ -228,7 +234,7 @@ class _BaseChunker:
             for s, e in sp:
                 n = next(counts)
                 if n <= limit:
-                    pieces.append(_Piece(s, e, n))
+                    pieces.append(_Piece(s, e, n, heading=is_heading_block(sec.text, s, e)))
                     continue
                 sentence = sec.text[s:e]
                 bounds = [
@@ -275,13 +281,25 @@ class _BaseChunker:
                 window, fresh = [], 0
                 continue
             if window and full(p):
+                # A heading that would close this window opens the next one with its text.
+                carried: list[_Piece] = []
+                if (
+                    self.settings.carry_headings
+                    and max_pieces is None  # sentence units count pieces: keep them exact
+                    and fresh > 1
+                    and window[-1].heading
+                    and window[-1].tokens + p.tokens <= limit
+                ):
+                    carried = [window.pop()]
+                    fresh -= 1
                 if fresh:
                     drafts.append(_Draft(window))
                 window = (
                     [x for x in window[-overlap:] if not x.oversized] if overlap else []
-                )
-                fresh = 0
-                while window and full(p):  # the overlap must leave room for progress
+                ) + carried
+                fresh = len(carried)
+                # the overlap must leave room for progress (a carried heading stays: it fits with p)
+                while len(window) > len(carried) and full(p):
                     window.pop(0)
             window.append(p)
             fresh += 1

@@ -266,3 +266,25 @@ def split_spans(
 
 def split_sentences(text: str, splitter: SplitterName = "sentencex") -> list[str]:
     return [text[s:e] for s, e in split_spans(text, splitter)]
+
+
+# A heading block: at most this many words and no sentence-closing punctuation at its end.
+_HEADING_WORDS = 12
+_CLOSES = re.compile(r"[.!?:;,)\]\u201d\"']$")
+
+
+def is_heading_block(text: str, start: int, end: int) -> bool:
+    """``text[start:end]`` is a line that opens a block (a blank line or the text's edge before it,
+    a line break after: "Title\nBody" or "Title\n\nBody"), short and unpunctuated at its end, and
+    the block before it does not introduce it ("… written:")."""
+    core = text[start:end].strip()
+    if not core or "\n" in core or len(core.split()) > _HEADING_WORDS or _CLOSES.search(core):
+        return False
+    lo = max(0, start - 80)  # a bounded look back: sections run to pages
+    before, after = text[lo:start].rstrip(" \t"), text[end : end + 8].lstrip(" \t")
+    at_edge = lo == 0 and not before.strip()
+    if not at_edge and not before.endswith("\n\n"):
+        return False
+    if not after.startswith("\n"):
+        return False  # a heading at the very end titles nothing here
+    return at_edge or not before.rstrip().endswith(":")
