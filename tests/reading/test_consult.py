@@ -89,6 +89,16 @@ def test_a_drug_of_an_earlier_turn_is_the_second_drug_of_an_interaction_question
     assert dose.citations[0].chapter == "Simvastatin" and dose.citations[0].section == "dosage"
 
 
+def test_a_combinations_own_component_is_no_second_drug():
+    from medground.reading.consult import part_of
+
+    combo = Drug("amoxicillin-clavulanate", "amoxicillin/clavulanate", ["Augmentin"], "", [],
+                 ["amoxicillin", "clavulanate"])
+    assert part_of(combo, Drug("amoxicillin", "amoxicillin", [], ""))
+    assert part_of(Drug("amoxicillin", "amoxicillin", [], ""), combo)
+    assert not part_of(combo, Drug("warfarin", "warfarin", [], ""))
+
+
 def test_two_drugs_neither_listing_the_other_show_both_lists(reader):
     r = reader.reply(["I'm on Coumadin. Is Diflucan okay with it?"], "fluconazole", ["warfarin"])
     assert r.outcome == "answered" and "does not list" in r.first_sentence

@@ -171,6 +171,12 @@ def no_entry_relates(p_none: float, top_type: AttributeType | None, held: set[At
                                       and elsewhere >= s.elsewhere_above)
 
 
+def part_of(a: Drug, b: Drug) -> bool:
+    """One drug is a component of the other (amoxicillin of amoxicillin/clavulanate): not two
+    medicines taken together."""
+    return a.generic_name in b.components or b.generic_name in a.components
+
+
 def distinct(matches: Sequence[ItemMatch]) -> list[ItemMatch]:
     """Matched items without an item whose matched part is also there: "diarrhea" says it,
     "Nausea/vomiting/diarrhea/flatulence" beside it only repeats it."""
@@ -293,11 +299,13 @@ class ConsultReader:
         drugs when none is named in the last turn and it most likely asks about an interaction."""
         s = self.settings
         subject = self.drugs.drugs[subject_id]
-        others = [self.drugs.drugs[d] for d in other_ids if d in self.drugs.drugs and d != subject_id]
+        others = [d for d in (self.drugs.drugs[i] for i in other_ids if i in self.drugs.drugs and i != subject_id)
+                  if not part_of(subject, d)]
         question = turns[-1] if turns else ""
         names = self.drug_names(subject, others)
         p_type, p_none = self.type_probabilities(question, names[1:])
-        context = [self.drugs.drugs[d] for d in context_ids if d in self.drugs.drugs and d != subject_id]
+        context = [d for d in (self.drugs.drugs[i] for i in context_ids if i in self.drugs.drugs and i != subject_id)
+                   if not part_of(subject, d)]
         if not others and context and p_type and max(p_type, key=p_type.get) is A.INTERACTIONS:
             others = context
             names = self.drug_names(subject, others)
