@@ -77,6 +77,10 @@ def test_a_drug_of_an_earlier_turn_is_the_second_drug_of_an_interaction_question
              "Only simvastatin for cholesterol, 40 mg at night. Is it alright to keep taking that while I take this?"]
     # without the earlier drug the statin's only entry is its dose: nothing relates
     assert reader.reply(turns, "simvastatin").outcome == "insufficient_evidence"
+    # two drugs without interactions entries: the abstention names both
+    both = reader.reply(["I take Zocor. Can I take Advil with it?"], "simvastatin", ["ibuprofen"])
+    assert both.outcome == "insufficient_evidence"
+    assert both.text.startswith("The medicine database has no entry on the interactions of Simvastatin or Ibuprofen")
     r = reader.reply(turns, "simvastatin", [], ["fluconazole"])
     assert r.outcome == "answered" and (r.citations[0].chapter, r.citations[0].section) == ("Fluconazole",
                                                                                              "interactions")

@@ -299,16 +299,11 @@ class ConsultReader:
         drugs when none is named in the last turn and it most likely asks about an interaction."""
         s = self.settings
         subject = self.drugs.drugs[subject_id]
-        others = [d for d in (self.drugs.drugs[i] for i in other_ids if i in self.drugs.drugs and i != subject_id)
-                  if not part_of(subject, d)]
         question = turns[-1] if turns else ""
+        named_now = self.partners(subject_id, other_ids)
+        p_type, p_none = self.type_probabilities(question, self.drug_names(subject, named_now)[1:])
+        others = self.partners(subject_id, other_ids, context_ids, p_type)
         names = self.drug_names(subject, others)
-        p_type, p_none = self.type_probabilities(question, names[1:])
-        context = [d for d in (self.drugs.drugs[i] for i in context_ids if i in self.drugs.drugs and i != subject_id)
-                   if not part_of(subject, d)]
-        if not others and context and p_type and max(p_type, key=p_type.get) is A.INTERACTIONS:
-            others = context
-            names = self.drug_names(subject, others)
         if others and p_type:  # two drugs named: a question about taking them together
             p_type = {t: p for t, p in p_type.items()}
             p_type[A.INTERACTIONS] = max(p_type.get(A.INTERACTIONS, 0.0), max(p_type.values()))
@@ -351,6 +346,22 @@ class ConsultReader:
         # ties (no item above the floor) go to the entry whose best item is closest all the same
         choices.sort(key=lambda c: (-c.score, -(c.best.similarity if c.best else 0.0)))
         return choices, p_none, p_type
+
+    def partners(self, subject_id: str, other_ids: Sequence[str], context_ids: Sequence[str] = (),
+                 p_type: dict[AttributeType, float] | None = None) -> list[Drug]:
+        """The drugs asked about with the subject: those named in the last turn, else (when the
+        last turn most likely asks about an interaction) those of earlier turns; never the subject
+        or a part of it."""
+        subject = self.drugs.drugs[subject_id]
+
+        def known(ids: Sequence[str]) -> list[Drug]:
+            return [d for d in (self.drugs.drugs[i] for i in ids if i in self.drugs.drugs and i != subject_id)
+                    if not part_of(subject, d)]
+
+        now = known(other_ids)
+        if now or not p_type or max(p_type, key=p_type.get) is not A.INTERACTIONS:
+            return now
+        return known(context_ids)
 
     def type_probabilities(self, turn: str, names: Sequence[str] = ()) -> tuple[dict[AttributeType, float], float]:
         """P(type) and P(none) of the last turn, read as ``typer_reads`` says; ``names``: the
@@ -429,8 +440,14 @@ class ConsultReader:
             covers = ", ".join(sorted(PHRASE.get(t, t.value) for t in held))
             looked = ("that" if p_none >= s.none_above or top_type is None
                       else f"its {PHRASE.get(top_type, top_type.value)}")
-            text = (f"The medicine database has no entry on {looked} for {name}; its entries cover "
-                    f"{covers}. A pharmacist or the package leaflet can answer this.")
+            # the other drug asked about was looked up too: say so ("… of Naproxen or Sertraline")
+            partners = self.partners(subject_id, other_ids, context_ids, p_type)
+            if partners and looked != "that":
+                whose = " or ".join([name, *(d.display_name for d in partners)])
+                text = f"The medicine database has no entry on the {looked[4:]} of {whose}; their entries cover "
+            else:
+                text = f"The medicine database has no entry on {looked} for {name}; its entries cover "
+            text += f"{covers}. A pharmacist or the package leaflet can answer this."
             return Reply("insufficient_evidence", text, [], text, ranked=choices, p_none=p_none,
                          reason="no entry relates to the question")
         citations = [record_citation(best.drug, best.attribute, 1)]
