@@ -28,6 +28,7 @@ import sys
 from pathlib import Path
 
 from medground.eval.evaluators import ReaderEvaluator, compare, rate
+from medground.eval.records import RunRecord
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -35,14 +36,14 @@ ROOT = Path(__file__).resolve().parents[1]
 READER = ReaderEvaluator(labels=("A", "B", "C", "D"))  # labels: the share of each predicted letter
 
 
-def paired(records: list[dict], base: dict[str, bool]) -> dict:
+def paired(records: list[RunRecord], base: dict[str, bool]) -> dict:
     """Exact McNemar against a baseline run on the questions both answered."""
     p = READER.paired([READER.from_record(r) for r in records], base)
     return {"n_paired": p.n, "delta_pts": p.delta_pts, "only_this_right": p.only_this_right,
             "only_base_right": p.only_baseline_right, "p_value": round(p.pvalue, 4)}
 
 
-def row(label: str, records: list[dict], base: dict[str, bool] | None,
+def row(label: str, records: list[RunRecord], base: dict[str, bool] | None,
         same_reader: dict[str, bool] | None = None) -> dict:
     s = READER.summarize([READER.from_record(r) for r in records])
     acc = s["accuracy"]
@@ -57,7 +58,7 @@ def row(label: str, records: list[dict], base: dict[str, bool] | None,
     return out
 
 
-def coverage(dataset: str, records: list[dict], same_reader: dict[str, bool] | None) -> dict | None:
+def coverage(dataset: str, records: list[RunRecord], same_reader: dict[str, bool] | None) -> dict | None:
     """Why grounding can only help so much: on how many questions the gold option's text is in a
     cited passage (the chunk store's full chunk text), and accuracy with and without it."""
     import sqlite3
@@ -74,14 +75,14 @@ def coverage(dataset: str, records: list[dict], same_reader: dict[str, bool] | N
 
     split: dict[bool, list[tuple[bool, bool | None]]] = {True: [], False: []}
     for r in records:
-        q = qs.get(r["qid"])
+        q = qs.get(r.qid)
         if q is None or not q.answer:
             continue
         gold = q.options[q.answer]
-        texts = [row[0] for c in r.get("citation_ids", [])
+        texts = [row[0] for c in r.citation_ids
                  for row in [db.execute("SELECT text FROM chunks WHERE chunk_id = ?", (c,)).fetchone()] if row]
         hit = len(answer_words(gold).strip()) > 2 and any(contains_answer(t, gold) for t in texts)
-        split[hit].append((bool(r.get("correct")), same_reader.get(r["qid"]) if same_reader else None))
+        split[hit].append((bool(r.correct), same_reader.get(r.qid) if same_reader else None))
 
     def acc(rows: list, i: int) -> float | None:
         return rate([x[i] for x in rows if x[i] is not None])["rate"]
@@ -92,44 +93,44 @@ def coverage(dataset: str, records: list[dict], same_reader: dict[str, bool] | N
             "same_reader_closed_book_when_not": acc(split[False], 1)}
 
 
-def mixture(grounded: list[dict], closed: list[dict], base: dict[str, bool] | None,
+def mixture(grounded: list[RunRecord], closed: list[RunRecord], base: dict[str, bool] | None,
             weights: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)) -> list[dict]:
     """Would the reader do better weighing its own prior against the evidence? From the stored option
     scores alone (no LLM call): pick argmax of w·log p(option | evidence) + (1 − w)·log p(option | no
     evidence), the same debiased reader on both sides; w = 1 is the grounded run, w = 0 closed book."""
     from medground.llm.scoring import OptionScores, weigh_prior
 
-    def scores(r: dict) -> OptionScores:
-        probs = r.get("option_scores") or {}
-        return OptionScores("answered" if probs else "parse_failure", r.get("choice"), probs=probs)
+    def scores(r: RunRecord) -> OptionScores:
+        probs = r.option_scores
+        return OptionScores("answered" if probs else "parse_failure", r.choice, probs=probs)
 
-    closed_by = {r["qid"]: r for r in closed}
-    pairs = [(g, closed_by[g["qid"]]) for g in grounded
-             if g["qid"] in closed_by and g.get("gold") and (base is None or g["qid"] in base)]
+    closed_by = {r.qid: r for r in closed}
+    pairs = [(g, closed_by[g.qid]) for g in grounded
+             if g.qid in closed_by and g.gold and (base is None or g.qid in base)]
     out = []
     for w in weights:
         # the reader's own mixing step (reader.evidence_weight), so the table measures what ships
-        right = [bool(g.get("option_scores")) and weigh_prior(scores(g), scores(c), w).choice == g["gold"]
+        right = [bool(g.option_scores) and weigh_prior(scores(g), scores(c), w).choice == g.gold
                  for g, c in pairs]
         acc = rate(right)
         row_ = {"weight_on_evidence": w, "n": acc["n"], "accuracy": acc["rate"], "ci95": acc["ci95"]}
         if base is not None:
-            m = compare([base[g["qid"]] for g, _ in pairs], right)
+            m = compare([base[g.qid] for g, _ in pairs], right)
             row_["vs_direct"] = {"only_this_right": m.only_this_right, "only_base_right": m.only_baseline_right,
                                  "p_value": round(m.pvalue, 4)}
         out.append(row_)
     return out
 
 
-def holdout(held_runs: dict[str, dict[str, list[dict]]], verdict: dict[str, dict[str, list[dict]]]) -> dict:
+def holdout(held_runs: dict[str, dict[str, list[RunRecord]]], verdict: dict[str, dict[str, list[RunRecord]]]) -> dict:
     """The pre-registered confirmation: only questions the verdict's runs did not answer."""
     out = {}
     for dataset, configs in held_runs.items():
-        seen = {r["qid"] for recs in verdict.get(dataset, {}).values() for r in recs}
-        fresh = {c: [r for r in recs if r["qid"] not in seen] for c, recs in configs.items()}
+        seen = {r.qid for recs in verdict.get(dataset, {}).values() for r in recs}
+        fresh = {c: [r for r in recs if r.qid not in seen] for c, recs in configs.items()}
         if not all(fresh.get(c) for c in ("direct-letter", "direct-permute", "rag-focus")):
             continue
-        base = {r["qid"]: bool(r.get("correct")) for r in fresh["direct-letter"]}
+        base = {r.qid: bool(r.correct) for r in fresh["direct-letter"]}
         rows = [row(c, fresh[c], None if c == "direct-letter" else base)
                 for c in ("direct-letter", "direct-permute", "rag-focus")]
         mixed = mixture(fresh["rag-focus"], fresh["direct-permute"], base, weights=(0.5,))[0]
@@ -139,7 +140,7 @@ def holdout(held_runs: dict[str, dict[str, list[dict]]], verdict: dict[str, dict
     return out
 
 
-def newest_runs(*roots: Path) -> tuple[dict[str, dict[str, list[dict]]], dict[tuple[str, str], Path]]:
+def newest_runs(*roots: Path) -> tuple[dict[str, dict[str, list[RunRecord]]], dict[tuple[str, str], Path]]:
     """dataset → config → records (sorted by qid) of the sweep's runs under ``roots``.
 
     Roots are read in order, each oldest first, so a later root (the local runs after the frozen
@@ -149,7 +150,7 @@ def newest_runs(*roots: Path) -> tuple[dict[str, dict[str, list[dict]]], dict[tu
     (dataset, config) → the run directory read last, whose config.json --freeze copies."""
     from medground.eval.records import read_run
 
-    runs: dict[str, dict[str, list[dict]]] = {}
+    runs: dict[str, dict[str, list[RunRecord]]] = {}
     run_of: dict[tuple[str, str], str] = {}
     sources: dict[tuple[str, str], Path] = {}
     for root in roots:
@@ -166,16 +167,16 @@ def newest_runs(*roots: Path) -> tuple[dict[str, dict[str, list[dict]]], dict[tu
             run_id = meta.get("run_id", d.name)
             old = run_of.get((dataset, config))
             if old == run_id:
-                records = list({r["qid"]: r for r in runs[dataset][config] + records}.values())
+                records = list({r.qid: r for r in runs[dataset][config] + records}.values())
             elif old is not None:
                 print(f"{dataset}/{config}: run {run_id} supersedes run {old} of the same label", file=sys.stderr)
             run_of[(dataset, config)] = run_id
-            runs.setdefault(dataset, {})[config] = sorted(records, key=lambda r: r["qid"])
+            runs.setdefault(dataset, {})[config] = sorted(records, key=lambda r: r.qid)
             sources[(dataset, config)] = d
     return runs, sources
 
 
-def freeze(runs: dict[str, dict[str, list[dict]]], sources: dict[tuple[str, str], Path], dest: Path) -> None:
+def freeze(runs: dict[str, dict[str, list[RunRecord]]], sources: dict[tuple[str, str], Path], dest: Path) -> None:
     """Copy each reported run (config.json and its merged per-question records) into ``dest``, so
     the report can be recomputed, and a partial run resumed, from the repository alone:
     ``cp -r docs/reports/grounding/runs/* .medground/runs/`` and run the sweep again."""
@@ -188,7 +189,7 @@ def freeze(runs: dict[str, dict[str, list[dict]]], sources: dict[tuple[str, str]
         out.mkdir(parents=True, exist_ok=True)
         if src.resolve() != out.resolve():
             (out / "config.json").write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        lines = [json.dumps(r, ensure_ascii=False, separators=(",", ":")) for r in records]
+        lines = [r.to_json() for r in records]
         (out / "results.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
@@ -207,7 +208,7 @@ def carry(previous: dict, fresh: dict) -> dict:
     return out
 
 
-def compute(runs: dict[str, dict[str, list[dict]]], held_runs: dict[str, dict[str, list[dict]]]) -> dict:
+def compute(runs: dict[str, dict[str, list[RunRecord]]], held_runs: dict[str, dict[str, list[RunRecord]]]) -> dict:
     """The report's figures from per-question records alone (and the chunk store, for coverage)."""
     from medground.eval.metrics import recalibrate
 
@@ -215,15 +216,15 @@ def compute(runs: dict[str, dict[str, list[dict]]], held_runs: dict[str, dict[st
     for dataset, configs in runs.items():
         if "direct-letter" in configs:
             configs["direct+calibration"] = recalibrate(configs["direct-letter"])
-        base = {r["qid"]: bool(r.get("correct")) for r in configs.get("direct-letter", [])} or None
-        same = {r["qid"]: bool(r.get("correct")) for r in configs.get("direct-permute", [])} or None
+        base = {r.qid: bool(r.correct) for r in configs.get("direct-letter", [])} or None
+        same = {r.qid: bool(r.correct) for r in configs.get("direct-permute", [])} or None
         tables[dataset] = [row(c, configs[c], None if c == "direct-letter" else base,
                                same if c in ("rag-focus", "amt", "imedrag") else None)
                            for c in configs if configs[c]]
     cover, mixes = {}, {}
     for dataset, configs in runs.items():
-        same = {r["qid"]: bool(r.get("correct")) for r in configs.get("direct-permute", [])} or None
-        base = {r["qid"]: bool(r.get("correct")) for r in configs.get("direct-letter", [])} or None
+        same = {r.qid: bool(r.correct) for r in configs.get("direct-permute", [])} or None
+        base = {r.qid: bool(r.correct) for r in configs.get("direct-letter", [])} or None
         if configs.get("rag-focus"):
             found = coverage(dataset, configs["rag-focus"], same)
             if found:

@@ -310,7 +310,7 @@ def crossfit_reader(args) -> dict:
         for cfg in sorted(Path(root).glob("*/config.json")):
             meta, records = read_run(cfg.parent)
             if meta["dataset"]["name"] == args.reader_dataset:
-                yield meta, {r["qid"]: r for r in records}
+                yield meta, {r.qid: r for r in records}
 
     folds = {m["dataset"]["crossfit"]["fold"]: (m, recs) for m, recs in runs(args.reader_runs_dir)
              if m["dataset"].get("crossfit")}
@@ -321,11 +321,11 @@ def crossfit_reader(args) -> dict:
     (base_meta, base_recs), = base
     tuned = {q: r for _, recs in folds.values() for q, r in recs.items()}
     common = sorted(set(tuned) & set(base_recs))
-    a = [bool(base_recs[q].get("correct")) for q in common]
-    b = [bool(tuned[q].get("correct")) for q in common]
+    a = [bool(base_recs[q].correct) for q in common]
+    b = [bool(tuned[q].correct) for q in common]
     return {"dataset": args.reader_dataset, "n": len(common), "base_questions": len(base_recs),
             "folds": {str(f): {"config": m["axes"].get("config"), "run_id": m["run_id"], "n": len(recs),
-                               "accuracy": round(sum(bool(r.get("correct")) for r in recs.values()) / len(recs), 4)}
+                               "accuracy": round(sum(bool(r.correct) for r in recs.values()) / len(recs), 4)}
                       for f, (m, recs) in sorted(folds.items())},
             "base": {"config": args.base_config, "run_id": base_meta["run_id"]},
             "base_accuracy": acc_row(a), "tuned_accuracy": acc_row(b), "mcnemar": mcnemar_row(a, b)}

@@ -57,7 +57,8 @@ def questions(n: int):
 def comparable(run_dir: Path) -> dict[str, dict]:
     from medground.eval.records import read_records
 
-    return {r["qid"]: {k: v for k, v in r.items() if k not in TIMING} for r in read_records(run_dir / "results.jsonl")}
+    return {r.qid: {k: v for k, v in r.to_dict().items() if k not in TIMING}
+            for r in read_records(run_dir / "results.jsonl")}
 
 
 def main() -> None:

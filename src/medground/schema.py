@@ -7,7 +7,8 @@ and these are cheap to build and compare. Settings are pydantic models (see conf
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from typing import Any, Literal
 
 BlockKind = Literal["paragraph", "list", "table", "note", "qa"]
@@ -182,9 +183,139 @@ class Question:
 Outcome = Literal["answered", "parse_failure", "insufficient_evidence", "needs_clarification", "error"]
 
 
+# How an answer was read (Answer.detail). Typed, so the run records (eval/records.py) read fields, not
+# strings; every set field is also written into Answer.metadata under its own name, the JSON face that
+# the HTTP API, `ask --json` and the benchmarks have always read. None means "not said": no key.
+
+
+def _plain(value: Any) -> Any:
+    """JSON-ready data: nested details become dicts (their own ``to_dict`` when they have one)."""
+    if is_dataclass(value) and not isinstance(value, type):
+        return value.to_dict() if hasattr(value, "to_dict") else asdict(value)
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class Vote:
+    """One passage's read in a voting pipeline (amt), in rank order: the option it chose (None: the
+    read did not parse, ``failure`` says why), its 0–10 confidence in that choice and in every option."""
+
+    choice: str | None
+    confidence: float = 1.0
+    chunk_id: str = ""
+    scores: dict[str, float] = field(default_factory=dict)
+    failure: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"chunk_id": self.chunk_id, "choice": self.choice, "confidence": self.confidence,
+                             "scores": dict(self.scores)}
+        if self.failure is not None:  # the stored shape: only a failed read names its failure
+            d["failure"] = self.failure
+        return d
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Vote:
+        """A stored vote; an unknown key or a value of the wrong type is a ValueError naming it."""
+        unknown = sorted(set(data) - {"chunk_id", "choice", "confidence", "scores", "failure"})
+        if unknown:
+            raise ValueError(f"unknown key {unknown[0]!r}")
+        choice, failure, chunk_id = data.get("choice"), data.get("failure"), data.get("chunk_id", "")
+        conf, scores = data.get("confidence", 1.0), data.get("scores") or {}
+        if not all(isinstance(x, str) for x in (chunk_id, *(y for y in (choice, failure) if y is not None))):
+            raise ValueError("chunk_id must be a string, choice and failure strings or null")
+        if isinstance(conf, bool) or not isinstance(conf, (int, float)) or not isinstance(scores, dict):
+            raise ValueError("confidence must be a number and scores an object")
+        return cls(choice, float(conf), chunk_id, dict(scores), failure)
+
+
+@dataclass(frozen=True, slots=True)
+class FollowUp:
+    """One follow-up query of an iterative pipeline (imedrag) and the answer it got."""
+
+    query: str
+    answer: str
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimJudgement:
+    """The LLM claim judge's verdict on a checked answer's first claim (reading/freetext.py)."""
+
+    p: float | None  # P(supported); None when the judge gave no usable answer
+    supported: bool
+    lexical: bool  # what the lexical check had said
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerDetail:
+    """What any pipeline may say about an answer: here the follow-up trail of an iterative one."""
+
+    history: list[FollowUp] | None = None
+    query_failures: int | None = None  # rounds whose follow-up queries did not parse
+
+    def to_metadata(self) -> dict[str, Any]:
+        """The set fields as JSON-ready data under their own names (Answer.metadata's keys)."""
+        return {f.name: _plain(v) for f in fields(self) if (v := getattr(self, f.name)) is not None}
+
+
+@dataclass(frozen=True, slots=True)
+class ChoiceDetail(AnswerDetail):
+    """How a multiple-choice answer was read (reading/choice.py, pipelines rag, amt, imedrag, direct)."""
+
+    scoring: str | None = None  # the read that answered: "logprob" | "generate" (OptionScores.method)
+    parse_failure: str | None = None  # why no letter came out
+    # raw per-letter log-probabilities (before calibration): a report can calibrate after the fact
+    letter_logprobs: dict[str, float] | None = None
+    blank_passes: int | None = None  # permutation passes whose top alternatives held no letter
+    score_parts: dict[str, dict[str, float]] | None = None  # each distribution a mixed read combined
+    evidence_tokens: int | None = None
+    # per letter, the citations whose text names the option (reading/options.py)
+    options_in_evidence: dict[str, list[int]] | None = None
+    voted: bool | None = None  # amt: read per passage and voted (False: one read over all)
+    votes: list[Vote] | None = None
+    vote_failures: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FreeTextDetail(AnswerDetail):
+    """How a free-text answer was made and checked (reading/freetext.py)."""
+
+    passages_shown: int | None = None
+    support: float | None = None  # 1 − P(no passage answers), when the support pass ran
+    supporting_passage: int | None = None  # the [n] that pass chose (None: none); said whenever support is
+    extractive: bool | None = None  # True: the answer quotes a passage instead of the generated text
+    quoted: str | None = None
+    quote_reason: str | None = None
+    dangling_citations: list[int] | None = None  # [n] the reader cited that name no passage
+    generated: str | None = None  # checked mode: what the reader wrote before the check
+    generated_supported: bool | None = None
+    attributed_to: int | None = None  # an uncited answer's claims found in this passage
+    dropped_sentences: list[str] | None = None
+    first_claim_judged: ClaimJudgement | None = None
+    restatements_cut: list[str] | None = None
+    uncited: bool | None = None
+    retrieved_not_cited: list[str] | None = None  # labels of the passages an uncited answer did not use
+    entity_missing: list[str] | None = None  # the question's entities the cited passages never name ...
+    withheld: str | None = None  # ... and the answer that check withheld
+    closed_book: bool | None = None  # no retrieval (direct)
+
+    def to_metadata(self) -> dict[str, Any]:
+        out = AnswerDetail.to_metadata(self)
+        if self.support is not None:
+            out["supporting_passage"] = self.supporting_passage
+        return out
+
+
 @dataclass(slots=True)
 class Answer:
-    """What every pipeline returns. A failed parse is an outcome, never a default letter."""
+    """What every pipeline returns. A failed parse is an outcome, never a default letter.
+
+    ``detail`` says, typed, how it was read; ``metadata`` is the JSON face: the detail's set fields
+    (written in when the Answer is made, so set the detail then) plus any untyped keys a caller adds
+    (the drug consultation pipeline keeps its own dict). A key given both ways must agree."""
 
     outcome: Outcome
     choice: str | None = None  # option letter, multiple choice only
@@ -196,3 +327,14 @@ class Answer:
     timings: dict[str, float] = field(default_factory=dict)  # seconds per stage
     tokens: dict[str, int] = field(default_factory=dict)  # prompt / completion tokens
     metadata: dict[str, Any] = field(default_factory=dict)
+    detail: AnswerDetail | None = None
+
+    def __post_init__(self) -> None:
+        if self.detail is None:
+            return
+        face = self.detail.to_metadata()
+        names = {f.name for f in fields(self.detail)}
+        clash = sorted(k for k, v in self.metadata.items() if k in names and (k not in face or face[k] != v))
+        if clash:
+            raise ValueError(f"metadata key {clash[0]!r} is a field of {type(self.detail).__name__}: set it there")
+        self.metadata = {**face, **self.metadata}

@@ -40,7 +40,7 @@ def _direct(url: str, cache: str | bool):
 
 
 def _records(run_dir: Path) -> dict:
-    return {r["qid"]: {k: v for k, v in r.items() if k not in {"seconds", "timings"}}
+    return {r.qid: {k: v for k, v in r.to_dict().items() if k not in {"seconds", "timings"}}
             for r in read_records(run_dir / "results.jsonl")}
 
 

@@ -14,7 +14,7 @@ def write_run(root: Path, run_id: str, config: str, answers: dict[str, str], gol
     d = root / run_id
     d.mkdir(parents=True)
     (d / "config.json").write_text(json.dumps({"run_id": run_id, "name": LABEL + config}))
-    lines = [json.dumps({"qid": q, "gold": gold, "choice": c, "correct": c == gold, "outcome": "answered",
+    lines = [json.dumps({"qid": q, "dataset": "medqa", "gold": gold, "choice": c, "correct": c == gold, "outcome": "answered",
                          "seconds": 1.0, "tokens": {"prompt": 10}}) for q, c in answers.items()]
     (d / "results.jsonl").write_text("\n".join(lines) + "\n")
     return d
@@ -26,8 +26,8 @@ def test_same_run_in_two_roots_is_merged_by_qid(tmp_path):
     write_run(local, "r1", "amt", {"q2": "A", "q3": "A"})  # the resumed run: q2 retried
     runs, sources = newest_runs(frozen, local, tmp_path / "missing")
     recs = runs["mirage/medqa"]["amt"]
-    assert [r["qid"] for r in recs] == ["q1", "q2", "q3"]
-    assert [r["choice"] for r in recs] == ["A", "A", "A"]  # the later root wins
+    assert [r.qid for r in recs] == ["q1", "q2", "q3"]
+    assert [r.choice for r in recs] == ["A", "A", "A"]  # the later root wins
     assert sources[("mirage/medqa", "amt")] == local / "r1"
 
 
@@ -36,7 +36,7 @@ def test_a_new_run_id_supersedes_the_frozen_label(tmp_path):
     write_run(frozen, "old", "amt", {"q1": "A", "q2": "A"})
     write_run(local, "new", "amt", {"q1": "B"})
     runs, _ = newest_runs(frozen, local)
-    assert [r["choice"] for r in runs["mirage/medqa"]["amt"]] == ["B"]
+    assert [r.choice for r in runs["mirage/medqa"]["amt"]] == ["B"]
 
 
 def test_freeze_round_trips_to_the_same_report(tmp_path):

@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from medground.schema import Answer, Question
+from medground.schema import Answer, ChoiceDetail, Question, Vote
 
 
 def make_questions(n: int, dataset: str = "fake") -> list[Question]:
@@ -41,11 +41,10 @@ class FakePipeline:
         u = int(hashlib.sha256(f"{self.name}:{q.qid}".encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
         wrong = "B" if q.answer != "B" else "C"
         choice = q.answer if u < self.skill else wrong
-        meta = {}
+        detail = None
         if self.votes:  # three passages: first votes wrong weakly, then two right
-            meta["votes"] = [{"choice": wrong, "confidence": 0.9}, {"choice": q.answer, "confidence": 0.6},
-                             {"choice": q.answer, "confidence": 0.5}]
-        return Answer(outcome="answered", choice=choice, option_scores={choice: 1.0}, metadata=meta,
+            detail = ChoiceDetail(votes=[Vote(wrong, 0.9), Vote(q.answer, 0.6), Vote(q.answer, 0.5)])
+        return Answer(outcome="answered", choice=choice, option_scores={choice: 1.0}, detail=detail,
                       tokens={"prompt": 10, "completion": 2})
 
 

@@ -128,7 +128,7 @@ def test_lost_worker_loses_nothing_written_and_resume_completes(address, request
         # shard queued behind it on the same worker may be too); the other worker's are recorded.
         with pytest.raises(WorkerLostError, match="workers that died"):
             run_questions(lambda: make_fake(config), qs, run_dir, {"run_id": "r"}, progress=False, executor=ex)
-        done = [r["qid"] for r in read_records(run_dir / "results.jsonl", latest=False)]
+        done = [r.qid for r in read_records(run_dir / "results.jsonl", latest=False)]
         assert len(done) == len(set(done)) and not {"q004", "q005", "q006", "q007"} & set(done)
         assert {"q000", "q001", "q002", "q003"} <= set(done)
         # Worker killed once: it is restarted and the shard retried.
@@ -137,7 +137,7 @@ def test_lost_worker_loses_nothing_written_and_resume_completes(address, request
         s = run_questions(lambda: make_fake(once), qs, run_dir, {"run_id": "r"}, progress=False, executor=ex)
     assert (s.n_done, s.n_new) == (16, 16 - len(done)) and not flag.exists()
     raw = read_records(run_dir / "results.jsonl", latest=False)
-    assert sorted(r["qid"] for r in raw) == [q.qid for q in qs]  # each question exactly once
+    assert sorted(r.qid for r in raw) == [q.qid for q in qs]  # each question exactly once
     run_questions(FakePipeline("fake", skill=0.6), qs, tmp_path / "serial", progress=False)
     assert comparable(run_dir) == comparable(tmp_path / "serial")
 

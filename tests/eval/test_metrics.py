@@ -4,7 +4,9 @@ import numpy as np
 import pytest
 from scipy.stats import binomtest
 
+from medground.eval.records import RunRecord
 from medground.pipelines.amt import weighted_vote
+from medground.schema import Vote
 from medground.eval.metrics import (
     accuracy,
     balanced_accuracy,
@@ -84,18 +86,21 @@ def test_outcome_rates_count_parse_failures_separately():
 
 
 def test_weighted_vote_and_curve():
-    votes = [{"choice": "B", "confidence": 0.9}, {"choice": "A", "confidence": 0.6},
-             {"choice": None, "confidence": 1.0}, {"choice": "A", "confidence": 0.5}]
+    votes = [Vote("B", 0.9), Vote("A", 0.6), Vote(None, 1.0), Vote("A", 0.5)]
     assert weighted_vote(votes, 1) == "B"
     assert weighted_vote(votes, 2) == "B"  # 0.9 vs 0.6
     assert weighted_vote(votes, 3) == "B"  # the unparsed vote is ignored
     assert weighted_vote(votes, 4) == "A"  # 1.1 vs 0.9
-    assert weighted_vote([{"choice": "C", "confidence": 0.5}, {"choice": "D", "confidence": 0.5}]) == "C"  # tie
-    assert weighted_vote([{"choice": None}]) is None
-    recs = [{"gold": "A", "votes": votes}, {"gold": "B", "votes": votes[:2]}, {"gold": "A", "votes": None}]
+    assert weighted_vote([Vote("C", 0.5), Vote("D", 0.5)]) == "C"  # tie
+    assert weighted_vote([Vote(None)]) is None
+
+    def rec(gold, votes):
+        return RunRecord(qid="q", dataset="d", gold=gold, choice=None, correct=False, outcome="answered", votes=votes)
+
+    recs = [rec("A", votes), rec("B", votes[:2]), rec("A", None)]
     assert vote_curve(recs) == [(1, 0.5), (2, 0.5), (3, 0.5), (4, 1.0)]
     assert vote_curve(recs, max_k=2) == [(1, 0.5), (2, 0.5)]
-    assert np.isclose(vote_curve([{"gold": "A", "votes": [{"choice": "A"}]}])[0][1], 1.0)
+    assert np.isclose(vote_curve([rec("A", [Vote("A")])])[0][1], 1.0)
 
 
 def test_recalibrate_subtracts_each_letters_mean_log_probability():
@@ -113,6 +118,12 @@ def test_recalibrate_subtracts_each_letters_mean_log_probability():
     assert [r["choice"] for r in out] == ["B", "A", "B", None]
     assert [r["correct"] for r in out] == [True, True, True, False]
     assert recalibrate([{"qid": "x", "gold": "A"}]) == []
+    # a run's typed records are re-scored the same way, and stay records
+    typed = [RunRecord(qid=r["qid"], dataset="d", gold=r["gold"], choice="B", correct=r["gold"] == "B",
+                       outcome="answered", letter_logprobs=r.get("letter_logprobs")) for r in records]
+    again = recalibrate(typed)
+    assert [(r.choice, r.correct) for r in again] == [("B", True), ("A", True), ("B", True), (None, False)]
+    assert all(isinstance(r, RunRecord) for r in again) and typed[1].choice == "B"  # the input is not changed
 
 
 def test_balanced_accuracy_and_the_cut_fitted_on_it():

@@ -49,7 +49,7 @@ def test_report_files_and_tables(runs_dir, tmp_path):
     for row in main.rows:
         name = next(n for n, (m, _) in runs.items() if m["run_id"] == row[col["run"]])
         recs = runs[name][1]
-        assert row[col["accuracy %"]] == f"{100 * sum(r['correct'] for r in recs) / len(recs):.1f}"
+        assert row[col["accuracy %"]] == f"{100 * sum(r.correct for r in recs) / len(recs):.1f}"
         assert row[col["n"]] == 60
     base_row = next(r for r in main.rows if r[col["family"]] == "no-rag")
     assert base_row[col["reranker"]] == "—" and base_row[col["llm"]] == "m1"
@@ -66,8 +66,8 @@ def test_technique_delta_and_mcnemar_match_direct_computation(runs_dir, tmp_path
     assert rr[1] == "on vs off" and rr[2] == 2  # one pair per prompt label
     deltas = []
     for prompt in ("zero-shot", "cot"):
-        off = {r["qid"]: r["correct"] for r in runs[f"fake/family=rag,llm=m1,reranker=off,prompt={prompt}"][1]}
-        on = {r["qid"]: r["correct"] for r in runs[f"fake/family=rag,llm=m1,reranker=on,prompt={prompt}"][1]}
+        off = {r.qid: r.correct for r in runs[f"fake/family=rag,llm=m1,reranker=off,prompt={prompt}"][1]}
+        on = {r.qid: r.correct for r in runs[f"fake/family=rag,llm=m1,reranker=on,prompt={prompt}"][1]}
         deltas.append((sum(on.values()) - sum(off.values())) / 60)
     assert rr[3] == f"{100 * sum(deltas) / 2:+.1f}"
 
@@ -75,8 +75,8 @@ def test_technique_delta_and_mcnemar_match_direct_computation(runs_dir, tmp_path
     assert len(base.rows) == 4
     name = "fake/family=rag,llm=m1,reranker=on,prompt=cot"
     row = next(r for r in base.rows if r[0] == name)
-    b = {r["qid"]: r["correct"] for r in runs["fake/family=no-rag,llm=m1"][1]}
-    a = {r["qid"]: r["correct"] for r in runs[name][1]}
+    b = {r.qid: r.correct for r in runs["fake/family=no-rag,llm=m1"][1]}
+    a = {r.qid: r.correct for r in runs[name][1]}
     qids = sorted(a)
     m = mcnemar_test([b[q] for q in qids], [a[q] for q in qids])
     assert (row[6], row[7]) == (m.b_only, m.a_only)

@@ -25,7 +25,8 @@ TIMING = {"seconds", "timings"}
 
 def comparable(run_dir: Path) -> dict[str, dict]:
     """Records by qid without the fields that measure time."""
-    return {r["qid"]: {k: v for k, v in r.items() if k not in TIMING} for r in read_records(run_dir / "results.jsonl")}
+    return {r.qid: {k: v for k, v in r.to_dict().items() if k not in TIMING}
+            for r in read_records(run_dir / "results.jsonl")}
 
 
 class BarrierPipeline(FakePipeline):
@@ -99,7 +100,7 @@ def test_interrupt_mid_run_keeps_every_completed_record(tmp_path):
         run_questions(InterruptingPipeline("p", at="q015"), qs, tmp_path / "r", progress=False,
                       executor=ThreadExecutor(3))
     raw = read_records(tmp_path / "r" / "results.jsonl", latest=False)
-    assert raw and "q015" not in {r["qid"] for r in raw} and len(raw) == len({r["qid"] for r in raw})
+    assert raw and "q015" not in {r.qid for r in raw} and len(raw) == len({r.qid for r in raw})
     s = run_questions(FakePipeline("p", skill=0.6), qs, tmp_path / "r", progress=False, executor=ThreadExecutor(3))
     assert s.n_done == 30 and s.n_new == 30 - len(raw)
     run_questions(FakePipeline("p", skill=0.6), qs, tmp_path / "serial", progress=False)
@@ -129,7 +130,7 @@ def test_sigkill_with_threads_then_resume_loses_and_duplicates_nothing(tmp_path)
     assert out.returncode == 0 and "DONE 2" in out.stdout, out.stderr
     for d in (p for p in runs.iterdir() if p.is_dir()):
         raw = read_records(d / "results.jsonl", latest=False)
-        assert Counter(r["qid"] for r in raw) == Counter(q.qid for q in make_questions(200)), d.name
+        assert Counter(r.qid for r in raw) == Counter(q.qid for q in make_questions(200)), d.name
 
 
 def test_cli_concurrency_gives_the_serial_records(tmp_path, monkeypatch):

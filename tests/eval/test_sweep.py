@@ -78,8 +78,8 @@ def test_run_resumes_without_duplicates(tmp_path):
     s2 = run_questions(p2, qs, tmp_path / "r", {"run_id": "r"}, progress=False)
     assert p2.calls == [q.qid for q in qs[5:]] and s2.n_done == 12 and s2.n_new == 7
     recs = read_records(tmp_path / "r" / "results.jsonl", latest=False)
-    assert sorted(r["qid"] for r in recs) == sorted(q.qid for q in qs)
-    assert s2.n_correct == sum(r["correct"] for r in recs)
+    assert sorted(r.qid for r in recs) == sorted(q.qid for q in qs)
+    assert s2.n_correct == sum(r.correct for r in recs)
     # A factory is not called when nothing is left to do (no model load for a finished run).
     called = []
     run_questions(lambda: called.append(1) or p2, qs, tmp_path / "r", {"run_id": "r"}, progress=False)
@@ -148,7 +148,7 @@ def test_sigkill_mid_sweep_then_resume_loses_and_duplicates_nothing(tmp_path):
     assert len(run_dirs) == 4
     for d in run_dirs:
         raw = read_records(d / "results.jsonl", latest=False)  # every line, not deduplicated
-        assert Counter(r["qid"] for r in raw) == Counter(q.qid for q in make_questions(40)), d.name
+        assert Counter(r.qid for r in raw) == Counter(q.qid for q in make_questions(40)), d.name
         assert (d / "results.jsonl").read_bytes().endswith(b"\n")
 
 

@@ -6,12 +6,12 @@ from medground.pipelines.amt import AmtPipeline, AmtSettings, vote_totals
 from medground.pipelines.base import ReaderSettings
 from medground.pipelines.factory import build_pipeline
 from medground.retrieve.engine import RetrievalEngine
+from medground.schema import ChoiceDetail, Vote
 from .test_scripted import ScriptedLLM, confidence_json
 
 
 def test_vote_totals_hand_computed():
-    votes = [{"choice": "B", "confidence": 7}, {"choice": "A", "confidence": 9},
-             {"choice": "B", "confidence": 4}, {"choice": None, "confidence": 0}]
+    votes = [Vote("B", 7), Vote("A", 9), Vote("B", 4), Vote(None, 0)]
     # B: 7 + 4 = 11, A: 9 -> B wins although A has the single most confident vote.
     assert vote_totals(votes) == {"B": 11.0, "A": 9.0}
 
@@ -52,6 +52,10 @@ def test_amt_vote_matches_hand_computation(tiny_chunks, mcq):
     assert ans.outcome == "answered"
     # One read per passage, no augmentation calls.
     assert ans.tokens["llm_calls"] == len(votes)
+    # the typed detail is what the metadata says, vote for vote
+    assert isinstance(ans.detail, ChoiceDetail) and ans.detail.voted is True
+    assert [v.to_dict() for v in ans.detail.votes] == votes
+    assert all(isinstance(v["chunk_id"], str) and v["chunk_id"] for v in votes)
 
 
 def test_amt_all_reads_fail_is_a_parse_failure_not_a_letter(tiny_chunks, mcq):
@@ -60,6 +64,8 @@ def test_amt_all_reads_fail_is_a_parse_failure_not_a_letter(tiny_chunks, mcq):
     assert ans.outcome == "parse_failure"
     assert ans.choice is None
     assert ans.metadata["vote_failures"] == len(ans.metadata["votes"]) > 0
+    assert all(v.choice is None and v.failure for v in ans.detail.votes)
+    assert all(v["failure"] == w.failure for v, w in zip(ans.metadata["votes"], ans.detail.votes))
 
 
 def test_amt_augmented_query_is_rewrite_plus_expansion(tiny_chunks, mcq):

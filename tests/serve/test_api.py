@@ -8,7 +8,7 @@ pytest.importorskip("fastapi")
 from fastapi.testclient import TestClient
 
 from medground.protocols import EmptyQueryError
-from medground.schema import Answer, Chunk, Citation, Passage, Query, Question
+from medground.schema import Answer, ChoiceDetail, Chunk, Citation, FreeTextDetail, Passage, Query, Question, Vote
 from medground.serve.api import CONFIGS, ServeSettings, create_app
 
 CITATION = Citation(number=1, chunk_id="c1", book="Pharmacology", chapter="Anticoagulants", section="Warfarin",
@@ -71,6 +71,28 @@ def test_ask_returns_answer_with_citations_and_builds_pipeline_once(client, buil
     client.post("/v1/ask", json={"question": "Why pyridoxine with isoniazid?"})
     assert built["rag"] == 1  # loaded on first use, then reused
     assert client.get("/health").json()["loaded"] == ["rag"]
+
+
+def test_typed_details_reach_the_json_under_the_metadata_keys_it_always_had():
+    details = {"mcq": ChoiceDetail(scoring="logprob", letter_logprobs={"A": -2.0, "B": -0.1}, evidence_tokens=420,
+                                   voted=True, votes=[Vote("B", 7.0, "c1", {"A": 3.0, "B": 7.0})]),
+               "free": FreeTextDetail(passages_shown=1, support=0.9, supporting_passage=1, extractive=True,
+                                      quoted="Vitamin K and warfarin.", quote_reason="extractive mode")}
+
+    class DetailPipe(FakePipe):
+        def answer(self, q: Question) -> Answer:
+            return Answer(outcome="answered", choice="B" if q.options else None, citations=[CITATION],
+                          detail=details["mcq" if q.options else "free"])
+
+    client = TestClient(create_app(ServeSettings(), build=DetailPipe))
+    mcq = client.post("/v1/ask", json={"question": "Which?", "options": {"A": "x", "B": "y"}}).json()["answer"]
+    assert "detail" not in mcq
+    assert mcq["metadata"] == {"scoring": "logprob", "letter_logprobs": {"A": -2.0, "B": -0.1}, "evidence_tokens": 420,
+                               "voted": True, "votes": [{"chunk_id": "c1", "choice": "B", "confidence": 7.0,
+                                                         "scores": {"A": 3.0, "B": 7.0}}]}
+    free = client.post("/v1/ask", json={"question": "Why?"}).json()["answer"]
+    assert free["metadata"] == {"passages_shown": 1, "support": 0.9, "supporting_passage": 1, "extractive": True,
+                                "quoted": "Vitamin K and warfarin.", "quote_reason": "extractive mode"}
 
 
 def test_consult_turns_become_the_dialogue(client, built):

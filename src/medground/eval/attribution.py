@@ -22,6 +22,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from medground.eval.records import RunRecord
 from medground.reading.claims import ClaimJudge
 from medground.reading.citations import answer_sentences, cited_numbers, without_citations
 
@@ -124,16 +125,16 @@ def mean(values: Sequence[float | None]) -> float | None:
 ATTRIBUTION = "attribution.json"
 
 
-def free_text_answers(records: Sequence[dict]) -> list[dict]:
+def free_text_answers(records: Sequence[RunRecord]) -> list[RunRecord]:
     """The answered free-text records (no options were asked) that cite something."""
-    return [r for r in records if r.get("correct") is None and r.get("outcome") == "answered"]
+    return [r for r in records if r.correct is None and r.outcome == "answered"]
 
 
-def chunk_passages(record: dict, store) -> dict[int, str]:
+def chunk_passages(record: RunRecord, store) -> dict[int, str]:
     """number → "book / chapter / section: text" of each passage the record cites (the heading
     too: the reader saw it). Records written before citation numbers were kept number them 1..n."""
-    ids = record.get("citation_ids") or []
-    numbers = record.get("citation_numbers") or list(range(1, len(ids) + 1))
+    ids = record.citation_ids
+    numbers = record.citation_numbers or list(range(1, len(ids) + 1))
     chunks = {c.chunk_id: c for c in store.get_chunks(ids)} if ids else {}
     out = {}
     for n, cid in zip(numbers, ids):
@@ -143,11 +144,11 @@ def chunk_passages(record: dict, store) -> dict[int, str]:
     return out
 
 
-def attribute_run(records: Sequence[dict], store, judge: ClaimJudge, threshold: float) -> dict:
+def attribute_run(records: Sequence[RunRecord], store, judge: ClaimJudge, threshold: float) -> dict:
     """Per free-text answer: claims, citation recall and precision; their means over answers."""
     per = {}
     for r in free_text_answers(records):
-        per[r["qid"]] = attribute(r.get("text", ""), chunk_passages(r, store), judge, threshold).to_dict()
+        per[r.qid] = attribute(r.text, chunk_passages(r, store), judge, threshold).to_dict()
     claims = [c for a in per.values() for c in a["claims"]]
     return {"judge": judge.name, "threshold": threshold, "answers": len(per), "claims": len(claims),
             "claims_supported": sum(c["supported"] for c in claims) / len(claims) if claims else None,

@@ -8,10 +8,13 @@ paired tests). A parse failure is a wrong answer here AND is counted on its own 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, TypeVar
 
 import numpy as np
+
+from medground.eval.records import RunRecord
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,37 +166,45 @@ def parse_failure_rate(outcomes: Iterable[str]) -> float:
     return outcome_rates(outcomes).get("parse_failure", 0.0)
 
 
-def vote_curve(records: Sequence[dict], max_k: int | None = None) -> list[tuple[int, float]]:
+def vote_curve(records: Sequence[RunRecord], max_k: int | None = None) -> list[tuple[int, float]]:
     """Accuracy of the weighted vote over the first k votes, k = 1..K (records with ``votes``)."""
     from medground.pipelines.amt import weighted_vote
 
-    rows = [r for r in records if r.get("votes") is not None and r.get("gold")]
+    rows = [r for r in records if r.votes is not None and r.gold]
     if not rows:
         return []
-    top = max(len(r["votes"]) for r in rows)
+    top = max(len(r.votes or []) for r in rows)
     top = min(top, max_k) if max_k else top
-    return [(k, sum(weighted_vote(r["votes"], k) == r["gold"] for r in rows) / len(rows)) for k in range(1, top + 1)]
+    return [(k, sum(weighted_vote(r.votes or [], k) == r.gold for r in rows) / len(rows)) for k in range(1, top + 1)]
 
 
-def recalibrate(records: Sequence[dict]) -> list[dict]:
+_Rec = TypeVar("_Rec", RunRecord, Mapping[str, Any])
+
+
+def recalibrate(records: Sequence[_Rec]) -> list[_Rec]:
     """Records re-scored with each letter's mean log-probability subtracted (label-free).
 
     Uses the raw per-letter log-probabilities a letter-scored run stores
-    (``record["letter_logprobs"]``); the means are taken over the records themselves (their
+    (``RunRecord.letter_logprobs``); the means are taken over the records themselves (their
     inputs, never their answers). A record without log-probabilities keeps no choice and
-    counts as wrong, as its parse failure did.
+    counts as wrong, as its parse failure did. Plain dicts with the same keys work too (the
+    reader benchmark builds them without a run).
     """
-    rows = [r for r in records if r.get("letter_logprobs")]
+    def field_of(r: _Rec, name: str) -> Any:
+        return getattr(r, name) if isinstance(r, RunRecord) else r.get(name)
+
+    def rescored(r: _Rec, choice: str | None) -> _Rec:
+        correct = choice is not None and choice == field_of(r, "gold")
+        return replace(r, choice=choice, correct=correct) if isinstance(r, RunRecord) else \
+            {**r, "choice": choice, "correct": correct}
+
+    rows = [r for r in records if field_of(r, "letter_logprobs")]
     if not rows:
         return []
-    letters = sorted(rows[0]["letter_logprobs"])
-    mean = {x: sum(r["letter_logprobs"][x] for r in rows) / len(rows) for x in letters}
+    letters = sorted(field_of(rows[0], "letter_logprobs"))
+    mean = {x: sum(field_of(r, "letter_logprobs")[x] for r in rows) / len(rows) for x in letters}
     out = []
     for r in records:
-        lp = r.get("letter_logprobs")
-        if not lp:
-            out.append({**r, "choice": None, "correct": False})
-            continue
-        choice = max(letters, key=lambda x: lp[x] - mean[x])
-        out.append({**r, "choice": choice, "correct": choice == r.get("gold")})
+        lp = field_of(r, "letter_logprobs")
+        out.append(rescored(r, max(letters, key=lambda x: lp[x] - mean[x]) if lp else None))
     return out

@@ -16,11 +16,12 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from types import NoneType, UnionType
+from typing import Any, Literal, get_args, get_origin, get_type_hints
 
-from medground.schema import Answer, Question
+from medground.schema import Answer, ChoiceDetail, FreeTextDetail, Outcome, Question, Vote
 
 RESULTS = "results.jsonl"
 CONFIG = "config.json"
@@ -46,11 +47,12 @@ def lock_for_writing(fh, path: str | Path, error: type[RuntimeError] | None = No
 
 @dataclass(slots=True)
 class RunRecord:
-    """What a run remembers about one question.
+    """What a run remembers about one question (one line of results.jsonl).
 
     ``correct`` is None for free-text questions (scored later, e.g. by a judge).
-    ``votes`` (optional): LLM-AMT style per-passage votes in rank order,
-    ``[{"choice": "B", "confidence": 0.8}, ...]``, for the accuracy-vs-top-k curve.
+    ``votes`` (optional): LLM-AMT style per-passage votes in rank order, for the accuracy-vs-top-k curve.
+    ``extra``: keys of a stored line that this version does not know (a line written by another
+    version); kept, and written back at the top level, so re-writing a record loses nothing.
     """
 
     qid: str
@@ -58,7 +60,7 @@ class RunRecord:
     gold: str | None
     choice: str | None
     correct: bool | None
-    outcome: str  # answered | parse_failure | insufficient_evidence | error
+    outcome: Outcome
     option_scores: dict[str, float] = field(default_factory=dict)
     seconds: float = 0.0
     n_citations: int = 0
@@ -70,7 +72,7 @@ class RunRecord:
     # the [n] each cited passage had in the answer's text (parallel to citation_ids)
     citation_numbers: list[int] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
-    votes: list[dict[str, Any]] | None = None
+    votes: list[Vote] | None = None
     # Raw per-letter log-probabilities of a letter-scored answer (before any calibration), so a
     # report can calibrate after the fact without re-running the model.
     letter_logprobs: dict[str, float] | None = None
@@ -85,9 +87,79 @@ class RunRecord:
     # A free-text answer's support pass, 1 − P(no passage answers): a report can refit the
     # abstention threshold from a run that never abstained, without re-running the model.
     support: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The stored form: JSON-ready, votes as objects, ``extra``'s keys at the top level."""
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "extra"}
+        if self.votes is not None:
+            d["votes"] = [v.to_dict() for v in self.votes]
+        clash = sorted(set(d) & set(self.extra))
+        if clash:
+            raise ValueError(f"record {self.qid}: extra key {clash[0]!r} is a field of RunRecord")
+        return {**d, **self.extra}
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), ensure_ascii=False, separators=(",", ":"))
+        return json.dumps(self.to_dict(), ensure_ascii=False, separators=(",", ":"))
+
+    @classmethod
+    def from_dict(cls, data: Any, where: str = "record") -> RunRecord:
+        """A stored record, checked field by field; ``where`` ("FILE: line N") starts every error.
+        A missing field with a default takes it; an unknown key goes to ``extra``."""
+        if not isinstance(data, dict):
+            raise CorruptRecordsError(f"{where}: expected a JSON run record object, got {type(data).__name__}")
+        known: dict[str, Any] = {}
+        extra: dict[str, Any] = {}
+        for key, value in data.items():
+            if key in _CHECKS:
+                known[key] = _checked(key, value, where)
+            else:
+                extra[key] = value
+        missing = [name for name in _REQUIRED if name not in known]
+        if missing:
+            raise CorruptRecordsError(f"{where}: field {missing[0]!r} is missing")
+        return cls(**known, extra=extra)
+
+
+def _check_of(hint: Any) -> tuple[tuple[type, ...], tuple[Any, ...], bool]:
+    """(JSON types, allowed values or (), None allowed) of a RunRecord field's annotation."""
+    args = get_args(hint) if isinstance(hint, UnionType) else (hint,)
+    (base,) = [a for a in args if a is not NoneType]
+    origin = get_origin(base) or base
+    if origin is Literal:
+        return (str,), get_args(base), NoneType in args
+    return {float: (int, float), list: (list,), dict: (dict,)}.get(origin, (origin,)), (), NoneType in args
+
+
+_HINTS = get_type_hints(RunRecord)
+_CHECKS = {f.name: _check_of(_HINTS[f.name]) for f in fields(RunRecord) if f.name != "extra"}
+_REQUIRED = [f.name for f in fields(RunRecord) if f.default is MISSING and f.default_factory is MISSING]
+_JSON_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false", list: "a list",
+               dict: "an object"}
+
+
+def _checked(name: str, value: Any, where: str) -> Any:
+    types, allowed, nullable = _CHECKS[name]
+    if value is None and nullable:
+        return None
+    # bool is an int to Python, never to a record
+    ok = isinstance(value, types) and (bool in types or not isinstance(value, bool))
+    if not ok or (allowed and value not in allowed):
+        want = f"one of {list(allowed)}" if allowed else _JSON_NAMES[types[-1]]  # (int, float): a number
+        raise CorruptRecordsError(f"{where}: field {name!r}: expected {want}{' or null' if nullable else ''}, "
+                                  f"got {json.dumps(value, ensure_ascii=False, default=str)[:80]}")
+    if name == "votes":
+        return [_vote(v, f"{where}: field 'votes', vote {i}") for i, v in enumerate(value)]
+    return float(value) if float in types else value
+
+
+def _vote(value: Any, where: str) -> Vote:
+    if not isinstance(value, dict):
+        raise CorruptRecordsError(f"{where}: expected an object, got {json.dumps(value, default=str)[:80]}")
+    try:
+        return Vote.from_dict(value)
+    except ValueError as exc:
+        raise CorruptRecordsError(f"{where}: {exc}") from None
 
 
 def record_from_answer(question: Question, answer: Answer, seconds: float) -> RunRecord:
@@ -103,20 +175,19 @@ def record_from_answer(question: Question, answer: Answer, seconds: float) -> Ru
         correct: bool | None = outcome == "answered" and choice == question.answer
     else:
         correct = None
-    votes = answer.metadata.get("votes")
+    read = answer.detail if isinstance(answer.detail, ChoiceDetail) else ChoiceDetail()
+    said = answer.detail if isinstance(answer.detail, FreeTextDetail) else FreeTextDetail()
+    # The drug consultation pipeline keeps an untyped metadata dict (issue 29: not yet typed).
+    support = said.support if answer.detail is not None else answer.metadata.get("support")
     return RunRecord(
         qid=question.qid, dataset=question.dataset, gold=question.answer, choice=choice, correct=correct,
         outcome=outcome, option_scores={k: float(v) for k, v in answer.option_scores.items()},
         seconds=round(seconds, 6), n_citations=len(answer.citations), queries=[q.text for q in answer.queries],
         tokens=dict(answer.tokens), error=error, text=answer.text,
         citation_ids=[c.chunk_id for c in answer.citations], citation_numbers=[c.number for c in answer.citations],
-        timings=dict(answer.timings),
-        votes=list(votes) if votes is not None else None,
-        letter_logprobs=answer.metadata.get("letter_logprobs"),
-        options_in_evidence=answer.metadata.get("options_in_evidence"),
-        score_parts=answer.metadata.get("score_parts"),
-        withheld=answer.metadata.get("withheld"),
-        support=answer.metadata.get("support"),
+        timings=dict(answer.timings), votes=list(read.votes) if read.votes is not None else None,
+        letter_logprobs=read.letter_logprobs, options_in_evidence=read.options_in_evidence,
+        score_parts=read.score_parts, withheld=said.withheld, support=support,
     )
 
 
@@ -126,31 +197,30 @@ def error_record(question: Question, exc: BaseException, seconds: float) -> RunR
                      seconds=round(seconds, 6), error=f"{type(exc).__name__}: {exc}"[:2000])
 
 
-def read_records(path: str | Path, *, latest: bool = True) -> list[dict[str, Any]]:
+def read_records(path: str | Path, *, latest: bool = True) -> list[RunRecord]:
     """Complete records of a results file. A torn last line is ignored; a bad line elsewhere
-    raises with its line number. ``latest``: one record per qid (the last one written)."""
+    raises with its line number (and the field, when one is wrong). ``latest``: one record per
+    qid (the last one written)."""
     path = Path(path)
     if not path.exists():
         return []
     data = path.read_bytes()
     end = data.rfind(b"\n") + 1  # bytes after the last newline are a torn write
-    records: list[dict[str, Any]] = []
+    records: list[RunRecord] = []
     for lineno, line in enumerate(data[:end].split(b"\n")[:-1], 1):
         if not line.strip():
             continue
         try:
-            rec = json.loads(line)
-            if not isinstance(rec, dict) or "qid" not in rec:
-                raise ValueError("not a record object with a qid")
+            obj = json.loads(line)
         except ValueError as exc:
             raise CorruptRecordsError(f"{path}: line {lineno}: expected a JSON run record ({exc})") from None
-        records.append(rec)
+        records.append(RunRecord.from_dict(obj, f"{path}: line {lineno}"))
     if not latest:
         return records
-    by_qid: dict[str, dict[str, Any]] = {}
+    by_qid: dict[str, RunRecord] = {}
     for rec in records:
-        by_qid.pop(rec["qid"], None)  # a retried qid moves to where its latest record is
-        by_qid[rec["qid"]] = rec
+        by_qid.pop(rec.qid, None)  # a retried qid moves to where its latest record is
+        by_qid[rec.qid] = rec
     return list(by_qid.values())
 
 
@@ -166,7 +236,7 @@ class RecordLog:
         self.run_dir = Path(run_dir)
         self.path = self.run_dir / RESULTS
         self._fh = None
-        self.records: list[dict[str, Any]] = []
+        self.records: list[RunRecord] = []
 
     def __enter__(self) -> RecordLog:
         self.run_dir.mkdir(parents=True, exist_ok=True)
@@ -192,7 +262,7 @@ class RecordLog:
             os.fsync(fh.fileno())
 
     def done_qids(self, retry_errors: bool = False) -> set[str]:
-        return {r["qid"] for r in self.records if not (retry_errors and r.get("outcome") == "error")}
+        return {r.qid for r in self.records if not (retry_errors and r.outcome == "error")}
 
     def append(self, record: RunRecord) -> None:
         if self._fh is None:
@@ -201,7 +271,7 @@ class RecordLog:
         self._fh.write(line)  # "ab" mode: always at the end, one write per record
         self._fh.flush()
         os.fsync(self._fh.fileno())
-        self.records.append(asdict(record))
+        self.records.append(record)
 
     def __exit__(self, *exc: object) -> None:
         if self._fh is not None:
@@ -221,7 +291,7 @@ def write_json_atomic(path: str | Path, obj: Any) -> None:
     os.replace(tmp, path)
 
 
-def read_run(run_dir: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def read_run(run_dir: str | Path) -> tuple[dict[str, Any], list[RunRecord]]:
     """(config.json, latest records) of a run directory."""
     run_dir = Path(run_dir)
     cfg_path = run_dir / CONFIG

@@ -17,14 +17,14 @@ from typing import Any
 
 from medground.eval.axes import COLUMNS, RunAxes
 from medground.eval.metrics import mcnemar_test, vote_curve
-from medground.eval.records import RESULTS, read_run
+from medground.eval.records import RESULTS, RunRecord, read_run
 from medground.eval.runner import RunSummary, summarize
 
 
 @dataclass(slots=True)
 class LoadedRun:
     meta: dict[str, Any]
-    records: list[dict[str, Any]]
+    records: list[RunRecord]
     axes: RunAxes
     summary: RunSummary
     path: Path | None = None
@@ -34,7 +34,7 @@ class LoadedRun:
         return self.meta.get("name") or self.meta["run_id"]
 
     def correct_by_qid(self) -> dict[str, bool]:
-        return {r["qid"]: bool(r["correct"]) for r in self.records if r.get("correct") is not None}
+        return {r.qid: r.correct for r in self.records if r.correct is not None}
 
 
 @dataclass(slots=True)

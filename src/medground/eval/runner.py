@@ -136,17 +136,17 @@ class RunSummary:
         return asdict(self)
 
 
-def summarize(run_id: str, name: str, records: Sequence[dict[str, Any]], n_questions: int, n_new: int = 0) -> RunSummary:
-    scored = [bool(r["correct"]) for r in records if r.get("correct") is not None]
-    runtime = sum(float(r.get("seconds") or 0.0) for r in records)
+def summarize(run_id: str, name: str, records: Sequence[RunRecord], n_questions: int, n_new: int = 0) -> RunSummary:
+    scored = [r.correct for r in records if r.correct is not None]
+    runtime = sum(r.seconds for r in records)
     ci = wilson_ci(scored) if scored else None
     return RunSummary(
         run_id=run_id, name=name, n_questions=n_questions, n_done=len(records), n_new=n_new,
         n_correct=sum(scored), n_scored=len(scored),
         accuracy=sum(scored) / len(scored) if scored else None,
         ci_low=ci.low if ci else None, ci_high=ci.high if ci else None,
-        parse_failures=sum(r.get("outcome") == "parse_failure" for r in records),
-        errors=sum(r.get("outcome") == "error" for r in records),
+        parse_failures=sum(r.outcome == "parse_failure" for r in records),
+        errors=sum(r.outcome == "error" for r in records),
         runtime_s=round(runtime, 6), throughput_qps=len(records) / runtime if runtime > 0 else None,
     )
 
@@ -216,7 +216,7 @@ def run_questions(
                     if close is not None:  # stop the executor handing out questions
                         close()
     wanted = set(ids)
-    records = [r for r in read_records(run_dir / "results.jsonl") if r["qid"] in wanted]
+    records = [r for r in read_records(run_dir / "results.jsonl") if r.qid in wanted]
     summary = summarize(run_id, name, records, len(questions), n_new)
     write_json_atomic(run_dir / SUMMARY, summary.to_dict())
     return summary

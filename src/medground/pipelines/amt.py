@@ -37,7 +37,7 @@ from medground.pipelines.base import (
     read_choice,
 )
 from medground.retrieve.engine import RetrievalEngine
-from medground.schema import Answer, Citation, Query, Question
+from medground.schema import Answer, ChoiceDetail, Citation, Query, Question, Vote
 
 
 class AmtSettings(BaseModel):
@@ -55,32 +55,31 @@ class AmtSettings(BaseModel):
     confidence: Literal["generated", "logprob"] = "generated"
 
 
-def weighted_vote(votes: Sequence[dict], k: int | None = None) -> str | None:
+def weighted_vote(votes: Sequence[Vote], k: int | None = None) -> str | None:
     """The choice with the largest summed confidence among the first ``k`` votes.
 
-    ``votes`` are ``{"choice": letter | None, "confidence": float}`` in retrieval rank order
-    (LLM-AMT: one vote per passage). Votes without a choice (a passage whose reading failed to
-    parse) are ignored. Ties go to the choice voted for first (the higher-ranked passage).
+    ``votes`` are in retrieval rank order (LLM-AMT: one vote per passage). Votes without a choice
+    (a passage whose reading failed to parse) are ignored. Ties go to the choice voted for first
+    (the higher-ranked passage).
     """
     totals: dict[str, float] = {}
     first_seen: dict[str, int] = {}
     for i, v in enumerate(votes[:k] if k is not None else votes):
-        choice = v.get("choice")
-        if not choice:
+        if not v.choice:
             continue
-        totals[choice] = totals.get(choice, 0.0) + float(v.get("confidence", 1.0))
-        first_seen.setdefault(choice, i)
+        totals[v.choice] = totals.get(v.choice, 0.0) + v.confidence
+        first_seen.setdefault(v.choice, i)
     if not totals:
         return None
     return max(totals, key=lambda c: (totals[c], -first_seen[c]))
 
 
-def vote_totals(votes: Sequence[dict]) -> dict[str, float]:
+def vote_totals(votes: Sequence[Vote]) -> dict[str, float]:
     """Summed confidence per chosen option (the quantity the final argmax runs over)."""
     totals: dict[str, float] = {}
     for v in votes:
-        if v.get("choice"):
-            totals[v["choice"]] = totals.get(v["choice"], 0.0) + float(v["confidence"])
+        if v.choice:
+            totals[v.choice] = totals.get(v.choice, 0.0) + v.confidence
     return totals
 
 
@@ -107,7 +106,7 @@ class AmtPipeline:
         augmented = " ".join(part for part in (rewrite, expansion) if part) or q
         return [Query(augmented, "augmented")]
 
-    def read_passage(self, question: Question, citation: Citation, tally: Tally) -> dict:
+    def read_passage(self, question: Question, citation: Citation, tally: Tally) -> Vote:
         if self.settings.confidence == "logprob":
             return self.read_passage_logprob(question, citation, tally)
         letters = list(question.options)
@@ -117,13 +116,12 @@ class AmtPipeline:
         out = option_confidence(self.llm, msgs, letters, max_tokens=self.settings.read_max_tokens)
         tally.count(out.result)
         if out.value is None:
-            return {"chunk_id": citation.chunk_id, "choice": None, "confidence": 0.0, "scores": {},
-                    "failure": out.failure.reason if out.failure else "unparsed"}
+            return Vote(None, 0.0, chunk_id=citation.chunk_id, failure=out.failure.reason if out.failure else "unparsed")
         scores = {x: float(getattr(out.value, x)) for x in letters}
         choice = out.value.choice
-        return {"chunk_id": citation.chunk_id, "choice": choice, "confidence": scores[choice], "scores": scores}
+        return Vote(choice, scores[choice], chunk_id=citation.chunk_id, scores=scores)
 
-    def read_passage_logprob(self, question: Question, citation: Citation, tally: Tally) -> dict:
+    def read_passage_logprob(self, question: Question, citation: Citation, tally: Tally) -> Vote:
         letters = list(question.options)
 
         def build(shown: dict[str, str]) -> list:
@@ -140,11 +138,10 @@ class AmtPipeline:
             scores = score_options(self.llm, build(question.options), letters, calibration=self.reader.calibration)
         tally.count(scores.result)
         if scores.outcome != "answered":
-            reason = scores.failure.reason if scores.failure else "unparsed"
-            return {"chunk_id": citation.chunk_id, "choice": None, "confidence": 0.0, "scores": {}, "failure": reason}
+            return Vote(None, 0.0, chunk_id=citation.chunk_id,
+                        failure=scores.failure.reason if scores.failure else "unparsed")
         conf = {x: round(10 * scores.probs[x], 3) for x in letters}
-        return {"chunk_id": citation.chunk_id, "choice": scores.choice, "confidence": conf[scores.choice],
-                "scores": conf}
+        return Vote(scores.choice, conf[scores.choice], chunk_id=citation.chunk_id, scores=conf)
 
     def answer(self, question: Question) -> Answer:
         started, tally = time.perf_counter(), Tally()
@@ -158,20 +155,19 @@ class AmtPipeline:
         elif not self.settings.vote or not citations:
             with tally.stage("read"):
                 scores = read_choice(self.llm, question, evidence_block(evidence), self.reader, tally)
-            answer = choice_answer(scores, evidence.citations, voted=False)
+            answer = choice_answer(scores, evidence.citations, ChoiceDetail(voted=False))
         else:
             with tally.stage("read"):
                 votes = [self.read_passage(question, c, tally) for c in citations]
             choice = weighted_vote(votes)
             totals = vote_totals(votes)
-            failures = sum(1 for v in votes if v["choice"] is None)
-            meta = {"votes": votes, "vote_failures": failures, "voted": True}
+            detail = ChoiceDetail(voted=True, votes=votes, vote_failures=sum(v.choice is None for v in votes))
             if choice is None:
-                answer = Answer(outcome="parse_failure", citations=citations, metadata=meta)
+                answer = Answer(outcome="parse_failure", citations=citations, detail=detail)
             else:
                 answer = Answer(outcome="answered", choice=choice,
                                 option_scores={x: totals.get(x, 0.0) for x in question.options},
-                                citations=[c for c, v in zip(citations, votes) if v["choice"] == choice],
-                                metadata=meta)
+                                citations=[c for c, v in zip(citations, votes) if v.choice == choice],
+                                detail=detail)
         answer.queries = queries
         return tally.finish(answer, started)

@@ -28,8 +28,10 @@ __all__ = ["INSUFFICIENT", "Pipeline", "ReaderSettings", "Tally", "answer_dict",
 
 
 def answer_dict(answer: Answer) -> dict:
-    """An Answer as JSON-ready data, each citation with its label (what the API and `ask --json` send)."""
+    """An Answer as JSON-ready data, each citation with its label (what the API and `ask --json` send).
+    The typed detail travels as ``metadata``'s keys, its JSON face, not twice."""
     d = asdict(answer)
+    del d["detail"]
     d["citations"] = [{**asdict(c), "label": c.label} for c in answer.citations]
     return d
 

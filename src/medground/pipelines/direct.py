@@ -6,7 +6,7 @@ import time
 
 from medground.llm.base import LLM
 from medground.pipelines.base import ReaderSettings, Tally, chat_text, choice_answer, read_choice
-from medground.schema import Answer, Question
+from medground.schema import Answer, FreeTextDetail, Question
 
 
 class DirectPipeline:
@@ -23,8 +23,8 @@ class DirectPipeline:
                     {"role": "user", "content": question.question.strip()}]
             with tally.stage("read"):
                 text = chat_text(self.llm, msgs, tally, max_tokens=self.reader.freetext_max_tokens)
-            # Closed book: nothing to cite, and the answer says so in its metadata.
-            return tally.finish(Answer(outcome="answered", text=text, metadata={"closed_book": True}), started)
+            # Closed book: nothing to cite, and the answer says so in its detail.
+            return tally.finish(Answer(outcome="answered", text=text, detail=FreeTextDetail(closed_book=True)), started)
         with tally.stage("read"):
             scores = read_choice(self.llm, question, "", self.reader, tally)
         return tally.finish(choice_answer(scores, []), started)

@@ -25,7 +25,17 @@ from medground.pipelines.base import (
 )
 from medground.retrieve.engine import RetrievalEngine
 from medground.retrieve.pack import citation_for
-from medground.schema import Answer, Citation, Evidence, Passage, Query, Question
+from medground.schema import (
+    Answer,
+    ChoiceDetail,
+    Citation,
+    Evidence,
+    FollowUp,
+    FreeTextDetail,
+    Passage,
+    Query,
+    Question,
+)
 
 
 class IMedRagSettings(BaseModel):
@@ -84,16 +94,16 @@ class IMedRagPipeline:
                 for c in evidence.citations:
                     cited.setdefault(c.chunk_id, c)
         citations = [replace(c, number=i) for i, c in enumerate(cited.values(), 1)]
-        meta = {"history": [{"query": a, "answer": b} for a, b in history], "query_failures": query_failures}
+        trail = [FollowUp(a, b) for a, b in history]
         if not question.is_multiple_choice:
             ev = Evidence(citations=citations, token_count=0, budget=0, queries=issued)
-            answer = free_text_answer(self.llm, question, ev, self.reader, tally,
-                                      count_tokens=self.engine.count_tokens, **meta)
+            answer = free_text_answer(self.llm, question, ev, self.reader, tally, count_tokens=self.engine.count_tokens,
+                                      detail=FreeTextDetail(history=trail, query_failures=query_failures))
         else:
             block = prompts.fill("imedrag_history_block", history=render_history(history)) if history else ""
             with tally.stage("read"):
                 scores = read_choice(self.llm, question, block, self.reader, tally)
-            answer = choice_answer(scores, citations, **meta)
+            answer = choice_answer(scores, citations, ChoiceDetail(history=trail, query_failures=query_failures))
         answer.queries = issued
         return tally.finish(answer, started)
 

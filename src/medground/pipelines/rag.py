@@ -27,7 +27,7 @@ from medground.pipelines.base import (
 from medground.reading.entities import EntityGate, entity_gate
 from medground.reading.options import option_queries, options_covered
 from medground.retrieve.engine import RetrievalEngine
-from medground.schema import Answer, Query, Question
+from medground.schema import Answer, ChoiceDetail, Query, Question
 
 
 def clean_keyword_query(text: str, max_words: int = 16) -> str:
@@ -109,7 +109,8 @@ class RagPipeline:
         else:
             with tally.stage("read"):
                 scores = read_grounded_choice(self.llm, question, evidence_block(evidence), self.reader, tally)
-            answer = choice_answer(scores, evidence.citations, evidence_tokens=evidence.token_count,
-                                   options_in_evidence=options_covered(evidence.citations, question.options))
+            answer = choice_answer(scores, evidence.citations, ChoiceDetail(
+                evidence_tokens=evidence.token_count,
+                options_in_evidence=options_covered(evidence.citations, question.options)))
         answer.queries = queries
         return tally.finish(answer, started)

@@ -17,7 +17,7 @@ from medground.llm.scoring import (
     weigh_prior,
 )
 from medground.reading.reader import ReaderSettings, Tally
-from medground.schema import Answer, Citation, Evidence, Question
+from medground.schema import Answer, ChoiceDetail, Citation, Evidence, Question
 
 
 def read_choice(
@@ -80,19 +80,17 @@ def evidence_block(evidence: Evidence) -> str:
     return prompts.fill("evidence_block", evidence=evidence.render())
 
 
-def choice_answer(scores: OptionScores, citations: list[Citation], **extra: object) -> Answer:
+def choice_answer(scores: OptionScores, citations: list[Citation], detail: ChoiceDetail | None = None,
+                  **metadata: object) -> Answer:
+    """The Answer of a letter read. ``detail``: what the pipeline adds (evidence, votes, follow-ups);
+    the read's own fields are filled in here. ``metadata``: untyped keys (the drug consultation)."""
+    base = detail or ChoiceDetail()
     if scores.outcome != "answered":
         reason = scores.failure.reason if scores.failure else "unparsed"
-        return Answer(outcome="parse_failure", text=scores.text, citations=citations,
-                      metadata={"parse_failure": reason, **extra})
-    meta: dict[str, object] = {"scoring": scores.method, **extra}
-    if scores.logprobs:
-        # Raw per-letter log-probabilities: what a report needs to calibrate after the fact.
-        meta["letter_logprobs"] = dict(scores.logprobs)
-    if scores.blank_passes:
-        meta["blank_passes"] = scores.blank_passes
-    if scores.parts:
-        meta["score_parts"] = scores.parts
+        return Answer(outcome="parse_failure", text=scores.text, citations=citations, metadata=dict(metadata),
+                      detail=replace(base, parse_failure=reason))
+    read = replace(base, scoring=scores.method, letter_logprobs=dict(scores.logprobs) or None,
+                   blank_passes=scores.blank_passes or None, score_parts=scores.parts or None)
     return Answer(outcome="answered", choice=scores.choice, text=scores.text, option_scores=dict(scores.probs),
                   rationale=scores.text if scores.method == "generate" else "", citations=citations,
-                  metadata=meta)
+                  metadata=dict(metadata), detail=read)

@@ -4,12 +4,13 @@ against what they cite, or an explicit insufficient-evidence outcome."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from medground.llm import prompts
 from medground.llm.base import LLM
 from medground.reading.reader import ReaderSettings, Tally, chat_text
 from medground.reading.citations import cited_numbers, fold_citations, without_citations
-from medground.schema import Answer, Citation, Evidence, Question
+from medground.schema import Answer, Citation, ClaimJudgement, Evidence, FreeTextDetail, Question
 
 
 INSUFFICIENT = "INSUFFICIENT EVIDENCE"
@@ -30,8 +31,8 @@ def with_support_quote(answer: str, passage: Citation, *, exclude: str, budget: 
 
 
 def judge_first_claim(llm: LLM, text: str, question: str, cited: Sequence[Citation], kept: list[str],
-                      dropped: list[str], settings: ReaderSettings, tally: Tally, meta: dict
-                      ) -> tuple[list[str], list[str]]:
+                      dropped: list[str], settings: ReaderSettings, tally: Tally
+                      ) -> tuple[list[str], list[str], ClaimJudgement | None]:
     """The LLM claim judge decides the first claim's fate against the passages it cites (all the
     cited ones when it cites none itself); the other sentences keep the lexical verdict."""
     from medground.reading import support as sup
@@ -39,7 +40,7 @@ def judge_first_claim(llm: LLM, text: str, question: str, cited: Sequence[Citati
 
     first = sup.first_claim(text, exclude=[question])
     if first is None:
-        return kept, dropped
+        return kept, dropped, None
     own = set(cited_numbers(first))
     passages = [c for c in cited if c.number in own] or list(cited)
     claim = without_citations(first)
@@ -47,19 +48,18 @@ def judge_first_claim(llm: LLM, text: str, question: str, cited: Sequence[Citati
         p = LLMClaimJudge(llm).p_supported(claim, "\n\n".join(f"{c.label}\n{c.text}" for c in passages))
     tally.tokens["llm_calls"] += 1
     supported = p is not None and p >= settings.freetext_claim_threshold
-    meta["first_claim_judged"] = {"p": None if p is None else round(p, 4), "supported": supported,
-                                  "lexical": first in kept}
+    judged = ClaimJudgement(p=None if p is None else round(p, 4), supported=supported, lexical=first in kept)
     if supported and first in dropped:
-        return [first, *kept], [d for d in dropped if d != first]
+        return [first, *kept], [d for d in dropped if d != first], judged
     if not supported and first in kept:
-        return [k for k in kept if k != first], [first, *dropped]
-    return kept, dropped
+        return [k for k in kept if k != first], [first, *dropped], judged
+    return kept, dropped, judged
 
 
 def free_text_answer(llm: LLM, question: Question, evidence: Evidence, settings: ReaderSettings,
                      tally: Tally, *, count_tokens: Callable[[str], int] | None = None,
                      absent_entities: Callable[[Sequence[Citation]], list[str]] | None = None,
-                     **extra: object) -> Answer:
+                     detail: FreeTextDetail | None = None) -> Answer:
     """Free-text mode: an answer from the numbered passages with [n] citations, or an explicit
     insufficient-evidence outcome. Citations that name no passage are reported, not kept.
 
@@ -67,8 +67,10 @@ def free_text_answer(llm: LLM, question: Question, evidence: Evidence, settings:
     forward pass first asks which passage answers; below the threshold the reader abstains.
     ``absent_entities`` (reading/entities.py): the question's specific entities that the given
     passages never name; when the passages an answer cites miss one, the reader says what they
-    are about instead of answering a near-miss entity (the answer is kept in the metadata)."""
-    answer = _free_text_answer(llm, question, evidence, settings, tally, count_tokens=count_tokens, **extra)
+    are about instead of answering a near-miss entity (the answer is kept in the detail).
+    ``detail``: what the pipeline adds (imedrag's follow-ups); the reader fills in the rest."""
+    answer = _free_text_answer(llm, question, evidence, settings, tally, count_tokens=count_tokens,
+                               detail=detail or FreeTextDetail())
     if absent_entities is None or answer.outcome != "answered":
         return answer  # a reply that already declines keeps its own words
     rests_on = answer.citations
@@ -78,87 +80,84 @@ def free_text_answer(llm: LLM, question: Question, evidence: Evidence, settings:
     topics = list(dict.fromkeys(c.section or c.chapter or c.title for c in rests_on))[:2]
     text = (f"The passages found do not mention {' or '.join(absent)}; they are about "
             f"{' and '.join(topics)}. The textbooks searched do not answer this question.")
+    said = answer.detail if isinstance(answer.detail, FreeTextDetail) else FreeTextDetail()
     return Answer(outcome="insufficient_evidence", text=text, citations=rests_on,
-                  metadata={**answer.metadata, "entity_missing": absent, "withheld": answer.text})
+                  detail=replace(said, entity_missing=absent, withheld=answer.text))
 
 
 def _free_text_answer(llm: LLM, question: Question, evidence: Evidence, settings: ReaderSettings,
-                      tally: Tally, *, count_tokens: Callable[[str], int] | None = None, **extra: object) -> Answer:
+                      tally: Tally, *, count_tokens: Callable[[str], int] | None, detail: FreeTextDetail) -> Answer:
     from medground.reading import support as sup
 
     if not evidence.citations:
         return Answer(outcome="insufficient_evidence", text="No passage was retrieved for this question.",
-                      metadata={**extra})
+                      detail=detail)
     q = question.question.strip()
-    meta: dict[str, object] = {"passages_shown": len(evidence.citations), **extra}
+    d = replace(detail, passages_shown=len(evidence.citations))
     found: sup.Support | None = None
     if settings.freetext_abstain_below is not None or settings.freetext_answer != "generate":
         with tally.stage("support"):
             found, result = sup.passage_support(llm, evidence, "passage_support", question=q)
         tally.count(result)
-        meta.update(support=found.score, supporting_passage=found.passage.number if found.passage else None)
+        d = replace(d, support=found.score, supporting_passage=found.passage.number if found.passage else None)
         if found.below(settings.freetext_abstain_below):
-            return Answer(outcome="insufficient_evidence", citations=evidence.citations, metadata=meta,
+            return Answer(outcome="insufficient_evidence", citations=evidence.citations, detail=d,
                           text="The passages found do not answer this question; the closest are listed.")
 
-    def quoted(reason: str) -> Answer:
+    def quoted(reason: str, d: FreeTextDetail) -> Answer:
         passage = (found.passage if found else None) or evidence.citations[0]
         count = count_tokens or (lambda t: len(t.split()))
         text = sup.quote(passage, q, count, settings.freetext_quote_tokens,
                          join_headings=settings.evidence_join_headings)
         return Answer(outcome="answered", text=sup.quoted_answer(passage, text), citations=[passage],
-                      metadata={**meta, "extractive": True, "quoted": text, "quote_reason": reason})
+                      detail=replace(d, extractive=True, quoted=text, quote_reason=reason))
 
     if settings.freetext_answer == "extractive":
-        return quoted("extractive mode")
+        return quoted("extractive mode", d)
     msgs = prompts.messages("freetext", evidence=evidence.render(), question=q)
     with tally.stage("read"):
         text = chat_text(llm, msgs, tally, max_tokens=settings.freetext_max_tokens)
     by_number = {c.number: c for c in evidence.citations}
     numbers = cited_numbers(text)
     cited = [by_number[n] for n in numbers if n in by_number]
-    meta["dangling_citations"] = [n for n in numbers if n not in by_number]
+    d = replace(d, dangling_citations=[n for n in numbers if n not in by_number])
     if INSUFFICIENT in text.upper() or not text:
-        return Answer(outcome="insufficient_evidence", text=text, citations=evidence.citations, metadata=meta)
+        return Answer(outcome="insufficient_evidence", text=text, citations=evidence.citations, detail=d)
     if settings.freetext_answer == "checked":
-        meta["generated"] = text
+        d = replace(d, generated=text)
         if not cited:
             found_in = sup.attribute(text, evidence.citations, exclude=[q], clauses=True)
             if found_in is None:
-                meta["generated_supported"] = False
-                return quoted("generated answer cites no passage and no passage supports it")
+                return quoted("generated answer cites no passage and no passage supports it",
+                              replace(d, generated_supported=False))
             passage, claims, dropped = found_in
-            meta.update(generated_supported=False, attributed_to=passage.number,
-                        **({"dropped_sentences": dropped} if dropped else {}))
+            d = replace(d, generated_supported=False, attributed_to=passage.number, dropped_sentences=dropped or None)
             if sup.first_claim(text, exclude=[q]) in dropped:
-                return quoted("the generated answer's first claim is not supported by any passage")
+                return quoted("the generated answer's first claim is not supported by any passage", d)
             text = with_support_quote(" ".join(claims) + f" [{passage.number}]", passage, exclude=q,
                                       budget=settings.freetext_support_tokens)
-            return Answer(outcome="answered", text=text, citations=[passage], metadata=meta)
+            return Answer(outcome="answered", text=text, citations=[passage], detail=d)
         # what the reader saw of each passage: its heading (book / chapter / section) and text
         kept, dropped = sup.split_supported(text, " ".join(f"{c.label} {c.text}" for c in cited), exclude=[q],
                                             clauses=True)
         if settings.freetext_claim_check == "llm":
-            kept, dropped = judge_first_claim(llm, text, q, cited, kept, dropped, settings, tally, meta)
-        meta["generated_supported"] = not dropped
-        if dropped:
-            meta["dropped_sentences"] = dropped
+            kept, dropped, judged = judge_first_claim(llm, text, q, cited, kept, dropped, settings, tally)
+            d = replace(d, first_claim_judged=judged)
+        d = replace(d, generated_supported=not dropped, dropped_sentences=dropped or None)
         if not any(sup.makes_claim(k, exclude=[q]) for k in kept):  # no claim left
-            return quoted("no sentence of the generated answer is supported by the passages it cites")
+            return quoted("no sentence of the generated answer is supported by the passages it cites", d)
         if sup.first_claim(text, exclude=[q]) in dropped:
             # its answer is gone: what is left only restates the evidence ("passage [2] states
             # that …"), which would read as an answer that never names what was asked
-            return quoted("the generated answer's first claim is not supported by the passages it cites")
+            return quoted("the generated answer's first claim is not supported by the passages it cites", d)
         kept, restated = sup.drop_restatements(kept, question=q, passages={c.number: f"{c.label} {c.text}"
                                                                             for c in cited})
-        if restated:
-            meta["restatements_cut"] = restated
+        d = replace(d, restatements_cut=restated or None)
         text = " ".join(fold_citations(kept))
         cited = [by_number[n] for n in cited_numbers(text) if n in by_number] or cited
         text = with_support_quote(text, cited[0], exclude=q, budget=settings.freetext_support_tokens)
     if not cited:
         # An answer that cites nothing is not grounded: say so, and show no evidence as if it had
-        # been used (the retrieved passages stay in the metadata for whoever wants to look).
-        meta["uncited"] = True
-        meta["retrieved_not_cited"] = [c.label for c in evidence.citations]
-    return Answer(outcome="answered", text=text, citations=cited, metadata=meta)
+        # been used (the retrieved passages stay in the detail for whoever wants to look).
+        d = replace(d, uncited=True, retrieved_not_cited=[c.label for c in evidence.citations])
+    return Answer(outcome="answered", text=text, citations=cited, detail=d)

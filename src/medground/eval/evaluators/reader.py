@@ -16,6 +16,7 @@ from typing import Any
 
 from medground.eval.evaluators.base import Evaluator, rate
 from medground.eval.metrics import macro_f1, mcnemar_test
+from medground.eval.records import RunRecord
 from medground.schema import Answer, Question
 
 
@@ -76,12 +77,11 @@ class ReaderEvaluator(Evaluator[Question, Answer]):
                 "seconds": seconds, "prompt_tokens": prompt_tokens}
 
     @staticmethod
-    def from_record(record: Mapping[str, Any]) -> dict[str, Any]:
+    def from_record(record: RunRecord) -> dict[str, Any]:
         """A row from a run's stored record (eval/records.py): its own ``correct`` is kept, so a
         re-scored record (metrics.recalibrate) is judged as it was re-scored."""
-        return {"qid": record["qid"], "gold": record.get("gold"), "pred": record.get("choice"),
-                "correct": bool(record.get("correct")), "outcome": record.get("outcome"),
-                "seconds": record.get("seconds", 0.0), "prompt_tokens": (record.get("tokens") or {}).get("prompt", 0)}
+        return {"qid": record.qid, "gold": record.gold, "pred": record.choice, "correct": bool(record.correct),
+                "outcome": record.outcome, "seconds": record.seconds, "prompt_tokens": record.tokens.get("prompt", 0)}
 
     def summarize(self, rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
         n = len(rows)
