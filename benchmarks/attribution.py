@@ -18,15 +18,14 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from reader import make_llm, print_table, save  # noqa: E402
-
-from medground.eval.evaluators import accuracy_row  # noqa: E402
-from medground.eval.metrics import balanced_accuracy, fit_cut  # noqa: E402
+from medground.eval.bench import make_llm, print_table, save_section
+from medground.eval.evaluators import accuracy_row
+from medground.eval.metrics import balanced_accuracy, cohen_kappa, fit_cut
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / "data"
 CLAIMS = DATA / "claims_labelled.jsonl"
+RESULTS = ROOT / "benchmarks" / "results" / "reader.json"
 
 
 def passages() -> dict[str, str]:
@@ -39,14 +38,6 @@ def passages() -> dict[str, str]:
     chunks = {c.chunk_id: c for c in store.get_chunks([d["chunk_id"] for d in items])}
     return {d["qid"]: f"{' / '.join([chunks[d['chunk_id']].book, chunks[d['chunk_id']].chapter, *chunks[d['chunk_id']].section_path])}: "
                       f"{chunks[d['chunk_id']].text}" for d in items}
-
-
-def kappa(labels: list[bool], preds: list[bool]) -> float:
-    n = len(labels)
-    po = sum(a == b for a, b in zip(labels, preds)) / n
-    pa, pb = sum(labels) / n, sum(preds) / n
-    pe = pa * pb + (1 - pa) * (1 - pb)
-    return (po - pe) / (1 - pe) if pe < 1 else 1.0
 
 
 def main() -> None:
@@ -76,17 +67,18 @@ def main() -> None:
         cut = fit_cut([a for a, _ in dev], [s for _, s in dev]) if name == "llm" else LEXICAL_THRESHOLD
         test = [(c, s >= cut) for c, s, sp in zip(claims, scores[name], split) if sp == "test"]
         labels, preds = [c["label"] for c, _ in test], [p for _, p in test]
+        kappa = cohen_kappa(labels, preds)  # None: both labelings constant and equal, full agreement
         rows.append({"judge": name, "threshold": round(cut, 4), "threshold_from": "dev" if name == "llm" else "fixed",
                      "agreement": accuracy_row([a == b for a, b in zip(labels, preds)]),
                      "balanced_accuracy": round(balanced_accuracy(labels, preds), 4),
-                     "kappa": round(kappa(labels, preds), 4)})
+                     "kappa": round(1.0 if kappa is None else kappa, 4)})
         per_kind[name] = {k: accuracy_row([c["label"] == p for c, p in test if c["kind"] == k])
                           for k in sorted({c["kind"] for c in claims})}
-    save("attribution_judge", {"claims": len(claims), "test_claims": split.count("test"), "rows": rows,
-                               "per_kind_test": per_kind, "seconds_per_claim_llm": round(seconds / len(claims), 3),
-                               "per_claim": [{"id": c["id"], "kind": c["kind"], "label": c["label"],
-                                              **{n: round(scores[n][i], 4) for n in judges}}
-                                             for i, c in enumerate(claims)]})
+    save_section(RESULTS, "attribution_judge", {
+        "claims": len(claims), "test_claims": split.count("test"), "rows": rows, "per_kind_test": per_kind,
+        "seconds_per_claim_llm": round(seconds / len(claims), 3),
+        "per_claim": [{"id": c["id"], "kind": c["kind"], "label": c["label"],
+                       **{n: round(scores[n][i], 4) for n in judges}} for i, c in enumerate(claims)]})
     flat = [{"judge": r["judge"], "threshold": r["threshold"], "agreement": r["agreement"]["accuracy"],
              "ci95": r["agreement"]["ci95"], "n": r["agreement"]["n"], "balanced": r["balanced_accuracy"],
              "kappa": r["kappa"]} for r in rows]

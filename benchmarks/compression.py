@@ -21,8 +21,17 @@ count undercounts what the reader is left.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
-from reader import CONFIGS, holds_sentence, load_answerable, mcnemar_row, print_table, save
+from medground.eval.bench import print_table, save_section
+from medground.eval.coverage import holds_sentence
+from medground.eval.evaluators import mcnemar_row
+from medground.eval.testbeds import load_answerable
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results" / "reader.json"
+ANSWERABLE = ROOT / "benchmarks" / "data" / "answerable_textbooks.jsonl"
+CONFIGS = ROOT / "configs" / "pipelines"
 
 # (name, neighbor_weight, rank_weight)
 VARIANTS = [
@@ -48,7 +57,7 @@ def main() -> None:
 
     pipe = build_pipeline(load_pipeline_config(CONFIGS / "rag.yaml"))
     engine = pipe.engine
-    items = load_answerable()
+    items = load_answerable(ANSWERABLE)
     half = len(items) // 2
     kept: dict[tuple[str, str, bool], list[tuple[int, bool]]] = {}
     packed_holds = packed_states = 0
@@ -79,11 +88,11 @@ def main() -> None:
                          "kept_test_half": sum(k for j, k in pairs if j >= half),
                          "n_dev_half": sum(j < half for j, _ in pairs),
                          "mcnemar_vs_lexical": None if name == VARIANTS[0][0] else mcnemar_row(base, flags)})
-    save("compression", {"set": "benchmarks/data/answerable_textbooks.jsonl", "n_questions": len(items),
-                         "packed_evidence_holds_sentence": packed_holds,
-                         "packed_evidence_states_gold_option": packed_states, "budget_tokens": args.budget,
-                         "retrieval": "configs/pipelines/rag.yaml (hybrid RRF, 8 passages, 1,600 tokens)",
-                         "rows": rows})
+    save_section(RESULTS, "compression", {
+        "set": "benchmarks/data/answerable_textbooks.jsonl", "n_questions": len(items),
+        "packed_evidence_holds_sentence": packed_holds, "packed_evidence_states_gold_option": packed_states,
+        "budget_tokens": args.budget, "retrieval": "configs/pipelines/rag.yaml (hybrid RRF, 8 passages, 1,600 tokens)",
+        "rows": rows})
     print(f"answer sentence in the packed evidence: {packed_holds}/{len(items)}; "
           f"gold option's text: {packed_states}/{len(items)}")
     print_table(f"Answer sentence (metric sentence) or gold option text (metric answer) kept after compression "

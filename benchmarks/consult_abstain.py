@@ -23,9 +23,13 @@ import random
 import re
 import sys
 import time
+from pathlib import Path
 
-from consult import eligible_items, save
-from reader import acc_row, mcnemar_row, print_table
+from medground.eval.bench import print_table, save_section
+from medground.eval.evaluators import accuracy_row, mcnemar_row
+from medground.eval.testbeds import eligible_medication_qa
+
+RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "consult.json"
 
 TEMPLATES = {
     "interactions": ["I'm on {x}. Can I take {z} with it?", "Is it safe to use {z} while taking {x}?",
@@ -96,7 +100,7 @@ def correct(item: dict, answer) -> tuple[bool, bool]:
 
 
 def multi_turn_cost(seed: int) -> dict:
-    """No LLM: on the generated multi-turn dialogues (benchmarks/consult_retrieval.py's set), how
+    """No LLM: on the generated multi-turn dialogues (`benchmarks/consult.py retrieval`'s set), how
     often would the address check find none of drugrag's 4 entries mentioning what the last turn's
     asking sentence names, among dialogues whose first entry is the gold drug + attribute? An
     upper bound on the answers it withholds (the support gate may already withhold some); whether
@@ -106,7 +110,7 @@ def multi_turn_cost(seed: int) -> dict:
     from medground.reading.addressing import asking_sentences, unaddressed_terms, vocabulary
     from medground.retrieve.drug_subject import resolve_subjects, subject_query
 
-    store, retriever, items = eligible_items()
+    store, retriever, items = eligible_medication_qa()
     checked = DrugRagSettings().address_check_types
     vocab = vocabulary([*(a.text for a in retriever.attributes), *retriever.names])
     ds = dialogues.generate(items, store.drugs(), seed=seed)
@@ -172,13 +176,13 @@ def main() -> None:
     table = []
     for name, by_key in rows.items():
         for key, oks in by_key.items():
-            table.append({"configuration": name, "set": key, **acc_row(oks)})
+            table.append({"configuration": name, "set": key, **accuracy_row(oks)})
     base, new = rows["support gate only"]["all"], rows["+ address check (drugrag.yaml)"]["all"]
     cost = multi_turn_cost(args.seed)
     payload = {"items": len(items), "drugs": args.drugs, "seed": args.seed, "abstain_below": threshold,
                "rows": table, "mcnemar_all": mcnemar_row(base, new), "examples_changed": examples,
                "seconds_per_item": round(seconds / max(len(items), 1), 2), "multi_turn_cost": cost}
-    save("abstain", payload)
+    save_section(RESULTS, "abstain", payload)
     print_table(f"drugrag on the probe set ({len(items)} items, seed {args.seed})", table,
                 ["configuration", "set", "n", "correct", "accuracy", "ci95"])
     print("McNemar (address check vs support only, all items):", payload["mcnemar_all"])

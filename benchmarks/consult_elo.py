@@ -17,9 +17,10 @@ import argparse
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from consult import eligible_items, save  # noqa: E402
-from reader import print_table  # noqa: E402
+from medground.eval.bench import print_table, save_section
+from medground.eval.testbeds import eligible_medication_qa
+
+RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "consult.json"
 
 CLOSED = ("You are a pharmacist. Answer the patient's last question in one to three sentences.")
 
@@ -39,7 +40,7 @@ def main() -> None:
     from medground.pipelines.factory import build_pipeline
     from medground.schema import Question
 
-    store, retriever, items = eligible_items()
+    store, retriever, items = eligible_medication_qa()
     ds = dialogues.generate(items, store.drugs(), n=args.n, seed=0)
     questions = [Question(qid=d.qid, dataset="dialogues", question=d.turns[-1],
                           context="\n".join(f"Patient: {t}" for t in d.turns[:-1])) for d in ds]
@@ -64,13 +65,14 @@ def main() -> None:
                                        base_url=args.judge_url, threads=args.threads))
     t = judge.run_tournament(judge_llm, texts, answers, seed=0)
     rows = judge.ratings(t, n_boot=1000, seed=0)
-    save("elo", {"dialogues": len(ds), "systems": sorted(answers), "judge": args.judge_url or args.judge_model,
-                 "pairs_judged": len(t.verdicts), "judge_failures": t.failures,
-                 "position_disagreements": t.position_disagreements(), "rows": rows,
-                 "limits": "local 1.5B judge: it wrote the answers (self-preference), small, position-biased "
-                           "(disagreeing orders count as ties)" if not args.judge_url else "",
-                 "answers": answers,
-                 "verdicts": [[v.qid, v.a, v.b, v.first, v.second, v.winner] for v in t.verdicts]})
+    save_section(RESULTS, "elo", {
+        "dialogues": len(ds), "systems": sorted(answers), "judge": args.judge_url or args.judge_model,
+        "pairs_judged": len(t.verdicts), "judge_failures": t.failures,
+        "position_disagreements": t.position_disagreements(), "rows": rows,
+        "limits": "local 1.5B judge: it wrote the answers (self-preference), small, position-biased "
+                  "(disagreeing orders count as ties)" if not args.judge_url else "",
+        "answers": answers,
+        "verdicts": [[v.qid, v.a, v.b, v.first, v.second, v.winner] for v in t.verdicts]})
     print_table(f"Elo, {len(ds)} dialogues, judge {args.judge_url or args.judge_model}, "
                 f"{t.position_disagreements()} of {len(t.verdicts)} pairs position-inconsistent", rows,
                 ["system", "elo", "ci95", "wins", "ties", "losses"])

@@ -21,16 +21,16 @@ saw the item).
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from consult import save  # noqa: E402
-from reader import print_table  # noqa: E402
+from medground.eval.bench import print_table, save_section
 
+RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "consult.json"
 KS = (1, 5, 10)
 
 
@@ -55,6 +55,9 @@ def rates(items, rankings) -> dict:
 
 
 def main() -> None:
+    # No options: the parser gives the script a --help that does not start the run.
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
+
     from sklearn.model_selection import StratifiedKFold
 
     from medground.eval.datasets import load_dataset
@@ -118,7 +121,7 @@ def main() -> None:
         rows.append({"config": name, **rates(items, ranked), "seconds_per_item": round(secs, 4)})
         print(rows[-1], file=sys.stderr, flush=True)
     n_multi = sum(len(q.metadata["gold_attributes"]) > 1 for q in items)
-    save("medicineqa", {
+    save_section(RESULTS, "medicineqa", {
         "data": "benchmarks/medicineqa-zh/MedicineQA_RAG.jsonl (150 items, one user turn each)",
         "database": {"records": len(records), "drugs": len(catalog.drugs), "problems": catalog.problems,
                      "built_by": "retrieve/medicine_zh.catalog_from_medicineqa (gold documents of all items)"},

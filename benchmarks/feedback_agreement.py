@@ -23,7 +23,8 @@ import argparse
 import json
 from pathlib import Path
 
-from reader import acc_row, save
+from medground.eval.bench import save_section
+from medground.eval.evaluators import accuracy_row
 
 RESULTS = Path(__file__).parent / "results" / "feedback_agreement.json"
 
@@ -65,7 +66,7 @@ def main() -> None:
         pairs += [(judged[k].with_gold_prob - judged[n + k].with_gold_prob) for k in range(n)]
 
     def share(flags: list[bool]) -> dict:
-        return acc_row(flags) if flags else {"n": 0}
+        return accuracy_row(flags) if flags else {"n": 0}
 
     nonzero = [d for d in pairs if d != 0]
     result = {
@@ -83,7 +84,7 @@ def main() -> None:
         "margin": args.margin, "max_positives": args.max_positives,
         "files": {"mined": [str(f) for f in args.mined], "judged": [str(f) for f in args.judged]},
     }
-    save(args.section, result, RESULTS)
+    save_section(RESULTS, args.section, result)
     print(json.dumps(result, indent=2))
 
 

@@ -14,7 +14,7 @@ feedback` retrieves):
   - per prompt, the share of answer-stating passages (the gold option's words in the passage, the
     mined positives' definition) called positive, and of the other passages.
 
-    python benchmarks/feedback_prompt.py --dataset medqa --n 30 --passages 4 --section prompt_s18
+    python benchmarks/feedback_prompt.py --dataset mirage/medqa --n 30 --passages 4 --section prompt_s18
 
 Resumable: every forward pass goes through the LLM's response cache.
 """
@@ -54,7 +54,7 @@ def kappa(a: list[bool], b: list[bool]) -> float | None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--dataset", default="medqa")
+    ap.add_argument("--dataset", default="mirage/medqa")
     ap.add_argument("--n", type=int, default=30)
     ap.add_argument("--passages", type=int, default=4)
     ap.add_argument("--margin", type=float, default=0.1)

@@ -32,9 +32,14 @@ import sys
 import time
 from pathlib import Path
 
-from reader import CONFIGS, RESULTS, ROOT, load_answerable, print_table, save
-
+from medground.eval.bench import print_table, save_section
 from medground.eval.evaluators import accuracy_row, fit_threshold, gate_rates, mcnemar_row, rate, scored_rows
+from medground.eval.testbeds import load_answerable
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results" / "reader.json"
+ANSWERABLE = ROOT / "benchmarks" / "data" / "answerable_textbooks.jsonl"
+CONFIGS = ROOT / "configs" / "pipelines"
 
 
 def names_gold(answer: str, options: dict[str, str], gold: str) -> bool:
@@ -113,7 +118,7 @@ def main() -> None:
     cfg = cfg.model_copy(update={"llm": cfg.llm.model_copy(update={"threads": args.threads})})
     pipe = build_pipeline(cfg)
     llm, engine, reader = pipe.llm, pipe.engine, pipe.reader
-    items = load_answerable()[: args.n]
+    items = load_answerable(ANSWERABLE)[: args.n]
     n = len(items)
 
     evidence = []
@@ -164,12 +169,13 @@ def main() -> None:
                     "n": len(both), **mcnemar_row([by_qid[r["qid"]][m]["gold"] for r in both], [r[m]["gold"] for r in both])}
     fallback = sum(r["checked"]["quoted"] for r in rows)
     trimmed = sum(not r["checked"]["quoted"] and r["checked"]["dropped_sentences"] > 0 for r in rows)
-    save(args.section, {"set": "benchmarks/data/answerable_textbooks.jsonl (asked without options)", "n": n,
-                      "config": f"{config_name} retrieval and compression",
-                      "gold_chunk_in_evidence": sum(r["gold_chunk_in_evidence"] for r in rows),
-                      "support_gate": {"threshold_fitted_on_dev": threshold, "rows": gate_rows},
-                      "answers": answer_rows, "checked_fell_back_to_quote": fallback,
-                      "checked_dropped_unsupported_sentences": trimmed, "per_question": rows})
+    save_section(RESULTS, args.section, {
+        "set": "benchmarks/data/answerable_textbooks.jsonl (asked without options)", "n": n,
+        "config": f"{config_name} retrieval and compression",
+        "gold_chunk_in_evidence": sum(r["gold_chunk_in_evidence"] for r in rows),
+        "support_gate": {"threshold_fitted_on_dev": threshold, "rows": gate_rows},
+        "answers": answer_rows, "checked_fell_back_to_quote": fallback,
+        "checked_dropped_unsupported_sentences": trimmed, "per_question": rows})
     print(f"gold chunk in the retrieved evidence: {sum(r['gold_chunk_in_evidence'] for r in rows)}/{n}")
     print_table(f"Support gate, threshold {threshold} fitted on dev", gate_rows,
                 ["split", "n", "n_gold_chunk_retrieved", "wrong_abstention", "right_abstention"])

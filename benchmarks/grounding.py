@@ -28,7 +28,7 @@ import sys
 from pathlib import Path
 
 from medground.eval.evaluators import ReaderEvaluator, compare, rate
-from medground.eval.records import RunRecord
+from medground.eval.records import RunRecord, newest_runs
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -138,42 +138,6 @@ def holdout(held_runs: dict[str, dict[str, list[RunRecord]]], verdict: dict[str,
                      "vs_direct": mixed.get("vs_direct")})
         out[dataset] = {"n_new": len(fresh["direct-letter"]), "rows": rows}
     return out
-
-
-def newest_runs(*roots: Path) -> tuple[dict[str, dict[str, list[RunRecord]]], dict[tuple[str, str], Path]]:
-    """dataset → config → records (sorted by qid) of the sweep's runs under ``roots``.
-
-    Roots are read in order, each oldest first, so a later root (the local runs after the frozen
-    copies) and, within a root, a newer run (a changed config is a new run id under the same
-    label) supersedes. The same run id in two roots is one run: its records are merged by qid,
-    the later root's record winning (that is how a frozen partial run is resumed). Also returns
-    (dataset, config) → the run directory read last, whose config.json --freeze copies."""
-    from medground.eval.records import read_run
-
-    runs: dict[str, dict[str, list[RunRecord]]] = {}
-    run_of: dict[tuple[str, str], str] = {}
-    sources: dict[tuple[str, str], Path] = {}
-    for root in roots:
-        if not root.is_dir():
-            continue
-        dirs = sorted((p for p in root.iterdir() if (p / "results.jsonl").exists()),
-                      key=lambda p: (p / "config.json").stat().st_mtime if (p / "config.json").exists() else 0.0)
-        for d in dirs:
-            meta, records = read_run(d)
-            name = meta.get("name", "")
-            if "config=" not in name or not records:
-                continue
-            dataset, config = name.split("/llm=")[0], name.split("config=")[-1]
-            run_id = meta.get("run_id", d.name)
-            old = run_of.get((dataset, config))
-            if old == run_id:
-                records = list({r.qid: r for r in runs[dataset][config] + records}.values())
-            elif old is not None:
-                print(f"{dataset}/{config}: run {run_id} supersedes run {old} of the same label", file=sys.stderr)
-            run_of[(dataset, config)] = run_id
-            runs.setdefault(dataset, {})[config] = sorted(records, key=lambda r: r.qid)
-            sources[(dataset, config)] = d
-    return runs, sources
 
 
 def freeze(runs: dict[str, dict[str, list[RunRecord]]], sources: dict[tuple[str, str], Path], dest: Path) -> None:

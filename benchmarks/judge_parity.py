@@ -16,18 +16,11 @@ import argparse
 import json
 from pathlib import Path
 
-from reader import acc_row, save
+from medground.eval.bench import save_section
+from medground.eval.evaluators import accuracy_row
+from medground.eval.metrics import cohen_kappa
 
 RESULTS = Path(__file__).parent / "results" / "judge_parity.json"
-
-
-def kappa(a: list[bool], b: list[bool]) -> float | None:
-    """Cohen's kappa of two binary labelings (None when chance agreement is 1)."""
-    n = len(a)
-    observed = sum(x == y for x, y in zip(a, b)) / n
-    pa, pb = sum(a) / n, sum(b) / n
-    chance = pa * pb + (1 - pa) * (1 - pb)
-    return None if chance == 1 else round((observed - chance) / (1 - chance), 4)
 
 
 def main() -> None:
@@ -59,7 +52,9 @@ def main() -> None:
     rows = {}
     for name, rule in (("gain", gain), ("flip", flip)):
         la, lb = [rule(a[k]) for k in common], [rule(b[k]) for k in common]
-        rows[name] = {"agree": acc_row([x == y for x, y in zip(la, lb)]), "kappa": kappa(la, lb),
+        kappa = cohen_kappa(la, lb)
+        rows[name] = {"agree": accuracy_row([x == y for x, y in zip(la, lb)]),
+                      "kappa": None if kappa is None else round(kappa, 4),
                       "positive_a": sum(la), "positive_b": sum(lb),
                       "a_only": sum(x and not y for x, y in zip(la, lb)),
                       "b_only": sum(y and not x for x, y in zip(la, lb))}
@@ -68,11 +63,11 @@ def main() -> None:
         "only_in_a": len(a.keys() - b.keys()), "only_in_b": len(b.keys() - a.keys()),
         "closed_book_p_gold_abs_diff": {"mean": round(sum(d_base) / len(d_base), 4), "max": round(max(d_base), 4)},
         "with_passage_p_gold_abs_diff": {"mean": round(sum(d_with) / len(d_with), 4), "max": round(max(d_with), 4)},
-        "answer_with_passage_same": acc_row([a[k].with_correct == b[k].with_correct for k in common]),
+        "answer_with_passage_same": accuracy_row([a[k].with_correct == b[k].with_correct for k in common]),
         "labels": rows, "margin": args.margin,
         "files": {"a": [str(f) for f in args.a], "b": [str(f) for f in args.b]},
     }
-    save(args.section, result, RESULTS)
+    save_section(RESULTS, args.section, result)
     print(json.dumps(result, indent=2))
 
 

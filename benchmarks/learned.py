@@ -29,20 +29,25 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
 
-from retrieval_quality import answer_hits, known_item, pubmedqa
+# Models load from the local cache only (as when this script imported retrieval_quality.py, which set these).
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-from reader import acc_row, mcnemar_row
+from medground.eval.evaluators import accuracy_row, answer_hits, known_item, mcnemar_row
+from medground.eval.records import newest_runs
+from medground.eval.testbeds import pubmedqa_known_item
 
 RESULTS = Path(__file__).parent / "results" / "learned.json"
 KS = (1, 6, 10)
 
 
 def mcq_row(q) -> dict:
-    """A multiple-choice question as `retrieval_quality.answer_hits` reads it."""
+    """A multiple-choice question as `eval.evaluators.answer_hits` reads it."""
     return {"qid": q.qid, "question": q.question, "options": q.options, "answer_idx": q.answer,
             "answer": q.options[q.answer]}
 
@@ -266,7 +271,7 @@ def pubmedqa_retrieval(args) -> dict:
     from medground.paths import data_root
 
     root = data_root()
-    chunks, questions = pubmedqa(root)
+    chunks, questions = pubmedqa_known_item(root)
     test = set(json.loads((root / "benchmarks/pubmedqa/test_ground_truth.json").read_text()))
     qs = [(pmid, q) for pmid, q in questions if pmid in test]
     source = ChunkList(chunks)
@@ -285,8 +290,6 @@ def pubmedqa_retrieval(args) -> dict:
 
 def reader_rows(args) -> dict:
     """The grounding sweep's records for rag-focus (base) and the tuned config, paired by question."""
-    from grounding import newest_runs
-
     mmlu = newest_runs(Path(".medground/runs"))[0].get("mirage/mmlu", {})
     tuned = args.reader_config
     found = {cfg: {r["qid"]: bool(r.get("correct")) for r in mmlu[cfg]}
@@ -328,7 +331,7 @@ def crossfit_reader(args) -> dict:
                                "accuracy": round(sum(bool(r.correct) for r in recs.values()) / len(recs), 4)}
                       for f, (m, recs) in sorted(folds.items())},
             "base": {"config": args.base_config, "run_id": base_meta["run_id"]},
-            "base_accuracy": acc_row(a), "tuned_accuracy": acc_row(b), "mcnemar": mcnemar_row(a, b)}
+            "base_accuracy": accuracy_row(a), "tuned_accuracy": accuracy_row(b), "mcnemar": mcnemar_row(a, b)}
 
 
 def main() -> None:
@@ -394,7 +397,7 @@ def main() -> None:
         data["reader"] = reader_rows(args)
     import platform
 
-    data["machine"] = f"{platform.machine()}, {__import__('os').cpu_count()} cores"
+    data["machine"] = f"{platform.machine()}, {os.cpu_count()} cores"
     data["command"] = "python " + " ".join(sys.argv)
     for part in parts:  # parts are often run apart: each keeps the command that produced it
         data.setdefault("commands", {})[part] = data["command"]

@@ -22,10 +22,9 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from retrieval_quality import known_item, pubmedqa  # noqa: E402
-
-from medground.paths import data_root  # noqa: E402
+from medground.eval.evaluators import known_item
+from medground.eval.testbeds import pubmedqa_known_item
+from medground.paths import data_root
 
 RESULTS = Path(__file__).parent / "results" / "scale.json"
 
@@ -60,7 +59,7 @@ def main() -> None:
     from medground.store.postgres import connect
     from medground.schema import Passage
 
-    chunks, questions = pubmedqa(data_root())
+    chunks, questions = pubmedqa_known_item(data_root())
     by_id = {c.chunk_id: c for c in chunks}
     qs, gold = [q for _, q in questions], [pmid for pmid, _ in questions]
     print(f"PubMedQA: {len(qs)} questions, {len(chunks)} chunks", flush=True)

@@ -25,24 +25,22 @@ Sections (each merges its result into benchmarks/results/reader.json; run them o
 from __future__ import annotations
 
 import argparse
-import datetime as dt
-import json
-import os
-import platform
 import sys
 import time
 from pathlib import Path
 
+from medground.eval.bench import make_llm, print_table, save_section
+from medground.eval.coverage import holds_sentence
 from medground.eval.evaluators import (
     ReaderEvaluator,
     accuracy_fields,
-    accuracy_row,
     fit_threshold,
     gate_rates,
     mcnemar_row,
     rate,
     scored_rows,
 )
+from medground.eval.testbeds import load_answerable
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "reader.json"
@@ -50,20 +48,7 @@ ANSWERABLE = ROOT / "benchmarks" / "data" / "answerable_textbooks.jsonl"
 CONFIGS = ROOT / "configs" / "pipelines"
 
 
-# --- shared --------------------------------------------------------------------------------
-def machine() -> dict:
-    return {"cpu_count": os.cpu_count(), "load_1min_at_end": round(os.getloadavg()[0], 2),
-            "python": platform.python_version(), "when": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
-
-
-def make_llm(model: str, threads: int, cache: bool = True):
-    from medground.llm.base import LLMSettings, create_llm
-
-    return create_llm(LLMSettings(model=model, threads=threads, cache=cache))
-
-
-# The library's rate in the result files' keys, under the name the scripts importing it from here use.
-acc_row = accuracy_row
+# --- shared ---------------------------------------------------------------------------------
 READER = ReaderEvaluator()  # no labels: accuracy, parse failures and cost only
 
 
@@ -82,19 +67,9 @@ def read(llm, question, block: str, debias: str):
     return scores, time.perf_counter() - t, tally.tokens["prompt"]
 
 
-def save(section: str, payload: dict, path: Path = RESULTS) -> None:
-    """Merge ``payload`` into ``path`` as ``section``, with the machine and the exact command."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    data = json.loads(path.read_text()) if path.exists() else {}
-    data[section] = {**payload, "machine": machine(), "command": "python " + " ".join(sys.argv)}
-    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-
-
-def print_table(title: str, rows: list[dict], cols: list[str]) -> None:
-    print(f"\n{title}")
-    print(" | ".join(cols))
-    for r in rows:
-        print(" | ".join(str(r.get(c, "")) for c in cols))
+def save(section: str, payload: dict) -> None:
+    """Merge a section into benchmarks/results/reader.json (eval/bench.py)."""
+    save_section(RESULTS, section, payload)
 
 
 # --- PubMedQA ------------------------------------------------------------------------------
@@ -269,44 +244,11 @@ def rates(pairs: list[dict], threshold: float, split: str) -> dict:
 
 
 # --- the answerable set ------------------------------------------------------------------------
-def holds_sentence(citations, sentence: str) -> bool:
-    """Some citation's text contains ``sentence`` (case and whitespace ignored): the answerable
-    set's evidence span survived retrieval, packing or compression."""
-    def norm(text: str) -> str:
-        return " ".join(text.lower().split())
-
-    want = norm(sentence)
-    return any(want in norm(c.text) for c in citations)
-
-
-def load_answerable(locate: bool = True):
-    """(question, item) pairs; ``locate``: each item's ``gold_ids`` are the chunks of this home's
-    store that hold its evidence sentence (the file's ``chunk_id`` was the store's when the set was
-    written; another chunker version or setting names the passage differently)."""
-    from medground.schema import Question
-
-    out = []
-    for line in ANSWERABLE.read_text().splitlines():
-        if line.strip():
-            d = json.loads(line)
-            out.append((Question(qid=d["qid"], dataset="answerable", question=d["question"], options=d["options"],
-                                 answer=d["answer"]), d))
-    if locate:
-        from medground.eval.coverage import locate_evidence
-        from medground.store.settings import open_store
-
-        store = open_store(must_exist=True)
-        found = locate_evidence(store.iter_chunks(["openstax"]), [d["evidence"] for _, d in out])
-        for _, d in out:
-            d["gold_ids"] = found[d["evidence"]] or {d["chunk_id"]}
-    return out
-
-
 def answerable(args) -> None:
     from medground.pipelines.config import load_pipeline_config
     from medground.pipelines.factory import build_pipeline
 
-    items = load_answerable()
+    items = load_answerable(ANSWERABLE)
     configs = {"closed book (direct.yaml)": CONFIGS / "direct.yaml", "default (rag.yaml)": CONFIGS / "rag.yaml"}
     for extra in args.configs or []:
         configs[Path(extra).name] = Path(extra)
@@ -352,7 +294,7 @@ def cost(args) -> None:
     from medground.pipelines.config import load_pipeline_config, pipeline_config
     from medground.pipelines.factory import build_pipeline
 
-    items = [q for q, _ in load_answerable()][: args.n]
+    items = [q for q, _ in load_answerable(ANSWERABLE)][: args.n]
     before = {"pipeline": "rag", "llm": {"model": args.model, "threads": args.threads, "cache": False},
               "retrieve": {"retrievers": ["bm25"], "fusion": None, "top": 50, "final_k": 4, "budget_tokens": 900,
                            "corpora": ["openstax"]},

@@ -41,7 +41,8 @@ from rich.console import Console
 from rich.table import Table
 from tqdm import tqdm
 
-from medground.eval.evaluators import RetrievalEvaluator, RetrievalItem, doc_id
+from medground.eval.evaluators import RetrievalEvaluator, answer_hits, known_item, mcq_items
+from medground.eval.testbeds import pubmedqa_known_item
 from medground.paths import data_root
 from medground.retrieve.base import check_query
 from medground.retrieve.engine import RetrievalEngine, RetrieveSettings
@@ -73,18 +74,7 @@ class Memo:
         return [self.search(q, k) for q in queries]
 
 
-# --- corpora -----------------------------------------------------------------------------------
-def pubmedqa(root: Path) -> tuple[list[Chunk], list[tuple[str, str]]]:
-    items = json.loads((root / "benchmarks/pubmedqa/ori_pqal.json").read_text())
-    chunks, questions = [], []
-    for pmid, it in items.items():
-        questions.append((pmid, it["QUESTION"]))
-        for i, (text, label) in enumerate(zip(it["CONTEXTS"], it["LABELS"], strict=True)):
-            chunks.append(Chunk(chunk_id=f"{pmid}-{i}", doc_id=pmid, corpus="pubmedqa", source_path="ori_pqal.json",
-                                text=text, title="", section_path=(label.title(),)))
-    return chunks, questions
-
-
+# --- corpora (PubMedQA's: eval/testbeds.pubmedqa_known_item) -----------------------------------
 def textbooks(root: Path) -> list[Chunk]:
     from medground.corpus.chunking import make_chunker
     from medground.corpus.openstax import OpenStaxReader
@@ -177,32 +167,9 @@ def run(config: dict, memo: dict, rr: dict, queries: Sequence[str], top: int, k:
     return ranked, 1000 * (t / max(len(queries), 1) + first)
 
 
-# --- metrics (eval/evaluators/retrieval.py; these only lay its summary out as the file stores it) ----
-def known_item(ranked: list[list[Passage]], gold: Sequence[str]) -> dict:
-    """R@1/5/10 and MRR@10 with passages collapsed to their documents (first occurrence)."""
-    ev = RetrievalEvaluator(recall_at=(1, 5, 10), mrr_at=10, key=doc_id)
-    s = ev.evaluate([RetrievalItem(g, "", frozenset({g})) for g in gold], ranked).summary
-    return {k: s[k] for k in ("R@1", "R@5", "R@10", "MRR@10")}
-
-
-def mcq_items(rows: list[dict]) -> list[RetrievalItem]:
-    return [RetrievalItem(str(i), r["question"], answer=r["answer"],
-                          distractors=tuple(v for key, v in r["options"].items() if key != r["answer_idx"]))
-            for i, r in enumerate(rows)]
-
-
-def answer_hits(ranked: list[list[Passage]], rows: list[dict], k: int) -> dict:
-    """answer@k with its Wilson 95 % CI and per-question hits (for paired tests), distractor@k."""
-    res = RetrievalEvaluator(recall_at=(), mrr_at=None, answer_at=(k,)).evaluate(mcq_items(rows), ranked)
-    hit = res.summary[f"answer@{k}"]
-    return {f"answer@{k}": hit["k"] / hit["n"], f"answer@{k}_ci95": hit["ci95"],
-            f"distractor@{k}": res.summary[f"distractor@{k}"],
-            f"hits@{k}": "".join("1" if r[f"answer@{k}"] else "0" for r in res.rows)}
-
-
 # --- main --------------------------------------------------------------------------------------
 def run_pubmedqa(args, root: Path, rr: dict) -> dict:
-    chunks, questions = pubmedqa(root)
+    chunks, questions = pubmedqa_known_item(root)
     qs, gold = [q for _, q in questions], [pmid for pmid, _ in questions]
     fs = first_stages(chunks, args.pubmedqa_retrievers, args.threads)
     memo = {n: Memo(r, qs, args.top, f"pubmedqa {n}") for n, r in fs["retrievers"].items()}

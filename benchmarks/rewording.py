@@ -28,15 +28,21 @@ import random
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from reader import acc_row, mcnemar_row, print_table, save  # noqa: E402
+from medground.eval.bench import print_table, save_section
+from medground.eval.evaluators import accuracy_row, mcnemar_row
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / "data"
+RESULTS = ROOT / "benchmarks" / "results" / "reader.json"
 ORIGINAL, REWORDED, NEW = (DATA / "answerable_textbooks.jsonl", DATA / "reworded_textbooks.jsonl",
                            DATA / "newchapter_textbooks.jsonl")
 LETTERS = "ABCDEFGH"
 METHODS = ("vignette", "lay", "brand", "polarity", "reorder")
+
+
+def save(section: str, payload: dict) -> None:
+    """Merge a section into benchmarks/results/reader.json (eval/bench.py)."""
+    save_section(RESULTS, section, payload)
 
 
 def _jsonl(path: Path) -> list[dict]:
@@ -188,17 +194,17 @@ def table(args) -> None:
         pairs = [(originals[i["base"]], right[qid]) for qid, i in info.items()
                  if i["set"] == "reworded" and i["base"] in originals]
         row = {"config": label,
-               "original": acc_row(list(originals.values())),
-               "reworded": acc_row([b for _, b in pairs]),
+               "original": accuracy_row(list(originals.values())),
+               "reworded": accuracy_row([b for _, b in pairs]),
                "reworded_vs_original": mcnemar_row([a for a, _ in pairs], [b for _, b in pairs]),
-               "per_method": {}, "new": acc_row([right[qid] for qid, i in info.items() if i["set"] == "new"]),
+               "per_method": {}, "new": accuracy_row([right[qid] for qid, i in info.items() if i["set"] == "new"]),
                "parse_failures": sum(recs[qid].get("outcome") == "parse_failure" for qid in gold),
                "seconds_per_q": round(sum(recs[qid].get("seconds", 0.0) or 0.0 for qid in gold) / len(gold), 2)}
         for m in METHODS:
             mp = [(originals[i["base"]], right[qid]) for qid, i in info.items()
                   if i["method"] == m and i["base"] in originals]
             if mp:
-                row["per_method"][m] = {**acc_row([b for _, b in mp]),
+                row["per_method"][m] = {**accuracy_row([b for _, b in mp]),
                                         "vs_original": mcnemar_row([a for a, _ in mp], [b for _, b in mp])}
         cover = [recs[qid].get("options_in_evidence") for qid in gold]
         if any(c is not None for c in cover):
@@ -288,13 +294,13 @@ def freetable(args) -> None:
             got = pick(kind)
             if got:
                 answered = [g for g in got if g["answered"]]
-                row[kind] = {"states_gold": acc_row([g["states_gold"] for g in got]),
-                             "answer_states_gold": acc_row([g["answer_states_gold"] for g in got]),
-                             "wrong_abstention": acc_row([not g["answered"] for g in got]),
-                             "claims_supported": acc_row([g["supported"] for g in answered]) if answered else None}
+                row[kind] = {"states_gold": accuracy_row([g["states_gold"] for g in got]),
+                             "answer_states_gold": accuracy_row([g["answer_states_gold"] for g in got]),
+                             "wrong_abstention": accuracy_row([not g["answered"] for g in got]),
+                             "claims_supported": accuracy_row([g["supported"] for g in answered]) if answered else None}
         near = pick("pair_nearmiss")
         if near:
-            row["pair_nearmiss"] = {"right_abstention": acc_row([not g["answered"] for g in near])}
+            row["pair_nearmiss"] = {"right_abstention": accuracy_row([not g["answered"] for g in near])}
         row["seconds_per_q"] = round(sum(o["seconds"] or 0.0 for o in out.values()) / len(out), 2)
         judged = run_dir(f"{label}-free", args.split) / "attribution.json"  # `medground attribution RUN --judge llm`
         if judged.is_file() and "(" not in label:
@@ -336,7 +342,7 @@ def gatefit(args) -> None:
             passes = r.get("support") is not None and r["support"] >= t
             answered = passes and r["outcome"] == "answered"
             right.append(not answered if i["set"] == "pair_nearmiss" else answered and states(r["text"], i["accept"]))
-        rows.append({"threshold": t, **acc_row(right),
+        rows.append({"threshold": t, **accuracy_row(right),
                      "wrong_abstention": sum(1 for (q, i) in items if i["set"] != "pair_nearmiss"
                                              and not (recs[q.qid].get("support") or 0) >= t)})
     best = max(r["accuracy"] for r in rows)
@@ -371,11 +377,11 @@ def optionfit(args) -> None:
             mixed = {k: w * math.log(max((check or {}).get(k, p if not check else 0.0), 1e-12))
                      + (1 - w) * math.log(max(p, 1e-12)) for k, p in letters.items()}
             right.append(max(mixed, key=mixed.get) == gold[q])
-        rows.append({"check_weight": w, **acc_row(right), "vs_baseline": mcnemar_row(base_right, right)})
+        rows.append({"check_weight": w, **accuracy_row(right), "vs_baseline": mcnemar_row(base_right, right)})
     save(f"per_option_{args.split}", {"config": args.config, "baseline": args.baseline, "n": len(qids),
-                                      "baseline_accuracy": acc_row(base_right), "rows": rows})
+                                      "baseline_accuracy": accuracy_row(base_right), "rows": rows})
     print_table(f"Per-option reading re-weighed, {args.split} ({len(qids)} questions; {args.baseline}: "
-                f"{acc_row(base_right)['accuracy']})", rows, ["check_weight", "accuracy", "ci95", "vs_baseline"])
+                f"{accuracy_row(base_right)['accuracy']})", rows, ["check_weight", "accuracy", "ci95", "vs_baseline"])
 
 
 def cost(args) -> None:

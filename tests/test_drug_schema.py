@@ -167,3 +167,76 @@ def test_real_catalog(shared_data: Path):
     again = build_catalog(shared_data)
     assert [d.drug_id for d in again.drugs] == [d.drug_id for d in cat.drugs]
     assert len(again.attributes) == len(cat.attributes)
+
+
+# ---------------------------------------------------------------- the consultation's answer detail
+
+
+def _consult(**more):
+    from medground.drug_schema import ConsultDetail, SearchCall, ToolCall
+
+    search = SearchCall("coumadin spinach")
+    return ConsultDetail(search=search, candidates=["warfarin"], tool_call=ToolCall(search), **more)
+
+
+def test_a_consultation_detail_says_exactly_the_keys_the_json_face_always_had():
+    from medground.drug_schema import ConsultDetail, SupportCheck
+
+    head = {"search": {"keywords": "coumadin spinach"}, "distill_failure": None, "candidates": ["warfarin"],
+            "tool_call": {"name": "search_engine", "arguments": {"keywords": "coumadin spinach"}}}
+    face = _consult().to_metadata()
+    assert face == head and list(face) == list(head)  # distill_failure said as null, in its place
+    quoted = _consult(dropped_turns=3, support_check=SupportCheck(0.93, 2), address_moved_to=1, extractive=True,
+                      quoted="Foods rich in vitamin K").to_metadata()
+    assert list(quoted) == [*head, "dropped_turns", "support", "supporting_entry", "address_moved_to", "extractive",
+                            "quoted"]
+    assert (quoted["support"], quoted["supporting_entry"], quoted["quoted"]) == (0.93, 2, "Foods rich in vitamin K")
+    # the support pass ran without a usable score: both keys said, both null
+    gated = _consult(support_check=SupportCheck(None, None), unaddressed=["rash"]).to_metadata()
+    assert {k: gated[k] for k in ("support", "supporting_entry", "unaddressed")} == {
+        "support": None, "supporting_entry": None, "unaddressed": ["rash"]}
+    assert _consult(support_check=SupportCheck(0.7, 1), uncited=True).to_metadata()["uncited"] is True
+    # an unknown drug's names come first; the subject mode has no tool call; a repaired call says what it was
+    unknown = _consult(unknown_drugs={"coumadex": ["Warfarin"]}).to_metadata()
+    assert list(unknown)[0] == "unknown_drugs" and unknown["unknown_drugs"] == {"coumadex": ["Warfarin"]}
+    subject = ConsultDetail(search=_consult().search, distill_failure="no tool call", candidates=[],
+                            query_mode="subject").to_metadata()
+    assert subject == {"search": {"keywords": "coumadin spinach"}, "distill_failure": "no tool call",
+                       "candidates": [], "query_mode": "subject"}
+    repaired = _consult(repaired="subject drug missing from the call", model_keywords="spinach").to_metadata()
+    assert list(repaired)[3:6] == ["repaired", "model_keywords", "tool_call"]
+    assert ConsultDetail().to_metadata() == {}  # nothing said: no key, not even the nulls
+    json.dumps(quoted)
+
+
+def test_the_reply_mode_detail_is_plain_json_with_the_entries_it_weighed():
+    from medground.drug_schema import ConsultReply, RankedEntry
+
+    reply = ConsultReply("Yes — Cough is listed among Lisinopril's side effects [1].", ["Cough"], ["Cough"], 0.0123,
+                         "item", [RankedEntry("lisinopril", A.ADVERSE_REACTIONS, 0.91, "Cough", 0.88, 1.2),
+                                  RankedEntry("lisinopril", A.WARNINGS, 0.05, None, None, 0.1)])
+    face = _consult(reply=reply).to_metadata()
+    assert face["reply"] == {
+        "first_sentence": "Yes — Cough is listed among Lisinopril's side effects [1].", "matched": ["Cough"],
+        "quotes": ["Cough"], "p_none": 0.0123, "reason": "item",
+        "ranked": [{"drug": "lisinopril", "type": "adverse_reactions", "p_type": 0.91, "best_item": "Cough",
+                    "similarity": 0.88, "score": 1.2},
+                   {"drug": "lisinopril", "type": "warnings", "p_type": 0.05, "best_item": None, "similarity": None,
+                    "score": 0.1}]}
+    assert type(face["reply"]["ranked"][0]["type"]) is str and list(face)[-1] == "reply"
+    json.dumps(face)
+
+
+def test_a_multiple_choice_consultation_is_a_choice_detail_with_a_flat_face():
+    from medground.drug_schema import ConsultChoiceDetail, consult_detail
+    from medground.schema import Answer, ChoiceDetail
+
+    consult = _consult()
+    read = ConsultChoiceDetail(scoring="logprob", letter_logprobs={"A": -0.1}, consult=consult)
+    assert isinstance(read, ChoiceDetail) and consult_detail(read) is consult and consult_detail(consult) is consult
+    assert consult_detail(ChoiceDetail()) is None and consult_detail(None) is None
+    face = read.to_metadata()
+    assert list(face) == ["scoring", "letter_logprobs", "search", "distill_failure", "candidates", "tool_call"]
+    assert ConsultChoiceDetail(parse_failure="no letter").to_metadata() == {"parse_failure": "no letter"}
+    answer = Answer(outcome="answered", choice="A", detail=read)
+    assert answer.metadata == face and "consult" not in answer.metadata

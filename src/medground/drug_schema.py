@@ -7,15 +7,20 @@ that is not in the table is reported in :attr:`DrugCatalog.unknown_headings`, ne
 silently (its text stays with the attribute before it).
 
 The builders that fill it from the shared data (OpenStax tables, FDA labels, the drug-NER
-lexicon) live in :mod:`medground.corpus.drug_builders`.
+lexicon) live in :mod:`medground.corpus.drug_builders`. How a consultation was answered
+(:class:`ConsultDetail`, the ``drugrag`` pipeline's ``Answer.detail``) is typed here too, at the
+end, so every layer can read it.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from enum import Enum
+from typing import Any
+
+from medground.schema import AnswerDetail, ChoiceDetail
 
 
 class AttributeType(str, Enum):
@@ -230,3 +235,121 @@ def parse_name_with_brands(cell: str) -> tuple[str, list[str]] | None:
     brands = [b.strip() for b in re.split(r"[,;]", m.group("brands")) if b.strip()]
     brands = [b for b in brands if b.lower() not in {"generic", "others", "various", "otc"}]
     return m.group("name").strip(), brands
+
+
+# ---------------------------------------------------------------- how a consultation was answered
+# (pipelines/drugrag.py). Answer.metadata's keys are the field names, with today's JSON shapes.
+
+
+@dataclass(frozen=True, slots=True)
+class SearchCall:
+    """The arguments of ``search_engine``: what the medicine database was searched for."""
+
+    keywords: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """The distiller's tool call (the RagPULSE ``search_engine(keywords)``)."""
+
+    arguments: SearchCall
+    name: str = "search_engine"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "arguments": {"keywords": self.arguments.keywords}}
+
+
+@dataclass(frozen=True, slots=True)
+class RankedEntry:
+    """One database entry the reply mode weighed (reading/consult.EntryChoice), numbers rounded."""
+
+    drug: str  # drug id
+    type: AttributeType
+    p_type: float  # P(the question asks for this attribute type)
+    best_item: str | None  # the entry's item closest to the patient's words (None: no item matched)
+    similarity: float | None  # ... and how close
+    score: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"drug": self.drug, "type": self.type.value, "p_type": self.p_type, "best_item": self.best_item,
+                "similarity": self.similarity, "score": self.score}
+
+
+@dataclass(frozen=True, slots=True)
+class ConsultReply:
+    """The deterministic reply (``answer: reply``, reading/consult.Reply) and the entries it weighed."""
+
+    first_sentence: str
+    matched: list[str] = field(default_factory=list)  # the entry's items the reply names
+    quotes: list[str] = field(default_factory=list)  # text quoted from the cited entries
+    p_none: float = 0.0  # P(no entry of the subject drug answers)
+    reason: str = ""
+    ranked: list[RankedEntry] = field(default_factory=list)  # the best five, best first
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"first_sentence": self.first_sentence, "matched": list(self.matched), "quotes": list(self.quotes),
+                "p_none": self.p_none, "reason": self.reason, "ranked": [r.to_dict() for r in self.ranked]}
+
+
+@dataclass(frozen=True, slots=True)
+class SupportCheck:
+    """The support pass over the retrieved entries (reading/support.passage_support), when it ran."""
+
+    score: float | None  # 1 - P(no entry answers); None when no entry number was among the alternatives
+    entry: int | None  # the [n] it chose (None: none)
+
+
+@dataclass(frozen=True, slots=True)
+class ConsultDetail(AnswerDetail):
+    """How the drug consultation pipeline answered (a free-text consultation; a multiple-choice one
+    carries it in :class:`ConsultChoiceDetail`). Field order is the JSON face's key order.
+    ``distill_failure`` is said (null included) whenever ``search`` is; ``support_check`` is said as
+    the keys ``support`` and ``supporting_entry`` (nulls included); any other field only when set."""
+
+    unknown_drugs: dict[str, list[str]] | None = None  # a word not in the database -> the nearest names
+    search: SearchCall | None = None
+    distill_failure: str | None = None  # why the tool call failed (the raw consultation was searched)
+    candidates: list[str] | None = None  # drug ids the patient named, the likely subject first
+    query_mode: str | None = None  # "subject": keywords from the recognised drug, no tool call
+    repaired: str | None = None  # why the subject drug's name was put in front of the call ...
+    model_keywords: str | None = None  # ... and the keywords the model had written
+    tool_call: ToolCall | None = None
+    dropped_turns: int | None = None  # dialogue lines cut to fit max_dialogue_tokens
+    reply: ConsultReply | None = None  # answer: reply
+    support_check: SupportCheck | None = None
+    unaddressed: list[str] | None = None  # what the patient asks about that no entry mentions
+    address_moved_to: int | None = None  # the entry quoted instead of the supporting one
+    uncited: bool | None = None  # answer: generate, and the text cites no entry
+    extractive: bool | None = None  # the answer quotes the entry ...
+    quoted: str | None = None  # ... these words of it
+
+    def to_metadata(self) -> dict[str, Any]:
+        face = AnswerDetail.to_metadata(self)
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            if f.name == "support_check":
+                if self.support_check is not None:
+                    out.update(support=self.support_check.score, supporting_entry=self.support_check.entry)
+            elif f.name in face or (f.name == "distill_failure" and self.search is not None):
+                out[f.name] = face.get(f.name)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class ConsultChoiceDetail(ChoiceDetail):
+    """A multiple-choice question put to the drug consultation pipeline: the letter read
+    (reading/choice.py fills the ChoiceDetail fields) and the consultation's search. The JSON face
+    is flat, as it always was: the read's keys, then the consultation's."""
+
+    consult: ConsultDetail | None = None
+
+    def to_metadata(self) -> dict[str, Any]:
+        read = ChoiceDetail.to_metadata(replace(self, consult=None))
+        return {**read, **(self.consult.to_metadata() if self.consult is not None else {})}
+
+
+def consult_detail(detail: AnswerDetail | None) -> ConsultDetail | None:
+    """The consultation detail of an answer's ``detail``, whichever way it was read; None for others."""
+    if isinstance(detail, ConsultChoiceDetail):
+        return detail.consult
+    return detail if isinstance(detail, ConsultDetail) else None

@@ -314,8 +314,8 @@ class Answer:
     """What every pipeline returns. A failed parse is an outcome, never a default letter.
 
     ``detail`` says, typed, how it was read; ``metadata`` is the JSON face: the detail's set fields
-    (written in when the Answer is made, so set the detail then) plus any untyped keys a caller adds
-    (the drug consultation pipeline keeps its own dict). A key given both ways must agree."""
+    (written in when the Answer is made, so set the detail then) plus any untyped keys a caller adds.
+    A key given both ways must agree. The drug consultation's details live in drug_schema.py."""
 
     outcome: Outcome
     choice: str | None = None  # option letter, multiple choice only

@@ -1,11 +1,13 @@
-"""benchmarks/grounding.py: runs read from several roots, frozen into the repo, and carried rows."""
+"""benchmarks/grounding.py: runs read from several roots (eval/records.newest_runs), frozen into the repo, and carried rows."""
 
 import json
 import sys
 from pathlib import Path
 
+from medground.eval.records import newest_runs
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-from grounding import carry, compute, freeze, newest_runs  # noqa: E402
+from grounding import carry, compute, freeze  # noqa: E402
 
 LABEL = "mirage/medqa/llm=m,config="
 

@@ -39,3 +39,14 @@ def test_coverage_counts_ranks_per_mode():
     assert query_for(qs[0], "question+options").endswith("Hyperkalemia Hypokalemia")
     with pytest.raises(ValueError, match="query mode"):
         query_for(qs[0], "options")
+
+
+def test_holds_sentence_ignores_case_and_spacing_but_not_punctuation():
+    from types import SimpleNamespace
+
+    from medground.eval.coverage import holds_sentence
+
+    cited = [SimpleNamespace(text="Malaria is  transmitted\nthrough the bite of Anopheles mosquitoes.")]
+    assert holds_sentence(cited, "transmitted through the BITE of anopheles")
+    assert not holds_sentence(cited, "transmitted, through the bite")
+    assert not holds_sentence([], "anything")

@@ -1,6 +1,7 @@
 """Evaluators: the consultation judge on scripted replies (right entry, a hedge, a wrong "does not
 list", an abstention), its summary with Wilson intervals, and the blind-label checks."""
 
+from medground.drug_schema import ConsultDetail, ConsultReply
 from medground.eval.evaluators import ConsultationEvaluator, ConsultItem, ConsultReference, percentile, rate
 from medground.schema import Answer, Citation
 
@@ -26,10 +27,10 @@ ITEMS = [ConsultItem("w1", "Patient: I'm on Zestril.\nPatient: Could my dry coug
 AR = cite("Lisinopril", "adverse_reactions", "Angioedema\nCough\nHeadache")
 REPLIES = {
     "w1": Answer("answered", text="Yes — Cough is listed … [1].", citations=[AR], timings={"total": 1.0},
-                 metadata={"reply": {"first_sentence": "Yes — Cough is listed among Lisinopril's side effects [1].",
-                                     "quotes": ["Cough"], "matched": ["Cough"]}}),
+                 detail=ConsultDetail(reply=ConsultReply("Yes — Cough is listed among Lisinopril's side effects [1].",
+                                                         quotes=["Cough"], matched=["Cough"]))),
     "w2": Answer("answered", text="The database does not list …", citations=[AR], timings={"total": 3.0},
-                 metadata={"reply": {"first_sentence": "The database does not list what you describe …"}}),
+                 detail=ConsultDetail(reply=ConsultReply("The database does not list what you describe …"))),
     "w3": Answer("insufficient_evidence", text="No entry …", timings={"total": 0.5}),
 }
 

@@ -11,6 +11,7 @@ from medground.eval.metrics import (
     accuracy,
     balanced_accuracy,
     bootstrap_ci,
+    cohen_kappa,
     fit_cut,
     mcnemar_test,
     outcome_rates,
@@ -134,3 +135,14 @@ def test_balanced_accuracy_and_the_cut_fitted_on_it():
     assert fit_cut(labels, [0.9, 0.6, 0.6, 0.2]) == pytest.approx(0.4)
     assert fit_cut(labels, [0.9, 0.8, 0.3, 0.2]) == pytest.approx(0.55)  # separates perfectly
     assert fit_cut([True, False], [0.5, 0.5]) == 0.5  # one distinct score: the score itself
+
+
+def test_cohen_kappa_by_hand():
+    a = [True, True, False, False]
+    b = [True, False, False, False]
+    # observed 3/4; chance 1/2 * 1/4 + 1/2 * 3/4 = 1/2 → (0.75 - 0.5) / 0.5
+    assert cohen_kappa(a, b) == pytest.approx(0.5)
+    assert cohen_kappa(a, a) == 1.0 and cohen_kappa(a, [not x for x in a]) == -1.0
+    assert cohen_kappa([True, True], [True, True]) is None  # chance agreement is total: undefined
+    with pytest.raises(ValueError):
+        cohen_kappa([True], [True, False])

@@ -11,6 +11,7 @@ from medground.eval.records import (
     read_run,
     record_from_answer,
 )
+from medground.drug_schema import ConsultChoiceDetail, ConsultDetail, SearchCall, SupportCheck
 from medground.schema import Answer, ChoiceDetail, Citation, FreeTextDetail, Query, Question, Vote
 
 Q = Question(qid="q1", dataset="d", question="?", options={"A": "x", "B": "y"}, answer="B")
@@ -87,9 +88,14 @@ def test_record_from_answer_reads_the_typed_details():
     said = FreeTextDetail(support=0.25, supporting_passage=2, entity_missing=["zidovudine"], withheld="Give B6 [1].")
     r = record_from_answer(free, Answer(outcome="insufficient_evidence", text="not found", detail=said), 0.1)
     assert (r.support, r.withheld, r.letter_logprobs, r.votes) == (0.25, "Give B6 [1].", None, None)
-    # an answer with no typed detail (the drug consultation's untyped dict) still gives its support pass
-    r = record_from_answer(free, Answer(outcome="answered", metadata={"support": 0.8, "reply": {}}), 0.1)
+    # the drug consultation's support pass over the database entries, typed; an untyped key is not read
+    consult = ConsultDetail(search=SearchCall("warfarin spinach"), support_check=SupportCheck(0.8, 1))
+    r = record_from_answer(free, Answer(outcome="answered", detail=consult), 0.1)
     assert (r.support, r.withheld) == (0.8, None)
+    mcq_consult = ConsultChoiceDetail(scoring="logprob", letter_logprobs={"A": -0.1}, consult=consult)
+    r = record_from_answer(Q, Answer(outcome="answered", choice="B", detail=mcq_consult), 0.1)
+    assert (r.letter_logprobs, r.support) == ({"A": -0.1}, 0.8)
+    assert record_from_answer(free, Answer(outcome="answered", metadata={"support": 0.8}), 0.1).support is None
 
 
 FULL = RunRecord(qid="q7", dataset="medqa", gold="C", choice="C", correct=True, outcome="answered",

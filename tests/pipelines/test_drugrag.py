@@ -10,7 +10,8 @@ from medground.store.drugs import DrugStore
 from medground.pipelines.drugrag import DrugRagPipeline, DrugRagSettings, dialogue_of
 from medground.retrieve.drugs import make_drug_retriever
 from medground.retrieve.engine import RetrievalEngine
-from medground.schema import Question
+from medground.drug_schema import ConsultDetail
+from medground.schema import ChoiceDetail, Question
 
 from .test_scripted import ScriptedLLM
 
@@ -99,6 +100,18 @@ def test_extractive_answer_quotes_the_supporting_entry(drug_engine):
     # The quote is the record's own words, and the answer cites the entry it came from.
     assert ans.metadata["quoted"] in entry.text and f"[{entry.number}]" in ans.text
     assert "spinach" in ans.text
+    # typed: the JSON face above is the detail's
+    assert isinstance(ans.detail, ConsultDetail) and ans.detail.quoted == ans.metadata["quoted"]
+    assert ans.detail.support_check.entry == ans.metadata["supporting_entry"] and ans.metadata["distill_failure"] is None
+
+
+def test_a_multiple_choice_question_is_read_with_the_consultations_search_typed_beside(drug_engine):
+    q = Question(qid="m1", dataset="unit", question="Which food interacts with Coumadin?",
+                 options={"A": "spinach", "B": "bread", "C": "rice", "D": "milk"})
+    ans = DrugRagPipeline(ScriptedLLM(_tool_reply("Coumadin interactions")), drug_engine).answer(q)
+    assert ans.outcome == "answered" and ans.choice == "A"
+    assert isinstance(ans.detail, ChoiceDetail) and ans.detail.consult.search.keywords == "Coumadin interactions"
+    assert list(ans.metadata) == ["scoring", "letter_logprobs", "search", "distill_failure", "candidates", "tool_call"]
 
 
 def test_low_support_abstains_with_the_closest_entries(drug_engine):

@@ -93,6 +93,13 @@ def test_a_drug_of_an_earlier_turn_is_the_second_drug_of_an_interaction_question
     assert dose.citations[0].chapter == "Simvastatin" and dose.citations[0].section == "dosage"
 
 
+def test_a_hyphenated_word_holds_its_parts():
+    from medground.reading.consult import word_set
+
+    assert {"reddish-orange", "reddish", "orange", "urine"} <= word_set("Reddish-orange color of saliva, tears, and urine")
+    assert "x" not in word_set("X-ray")  # one-letter parts are no words
+
+
 def test_a_combinations_own_component_is_no_second_drug():
     from medground.reading.consult import part_of
 

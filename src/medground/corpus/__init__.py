@@ -6,8 +6,9 @@ imported on first use, so importing the package stays cheap."""
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from medground.lazy import lazy_exports
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the names, without importing anything at run time
     from medground.corpus.chunking import ChunkerSettings as ChunkerSettings, make_chunker as make_chunker
@@ -18,19 +19,8 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the names, without importing an
         parse_sources as parse_sources,
     )
 
-_EXPORTS = {
-    "ChunkerSettings": "medground.corpus.chunking",
-    "make_chunker": "medground.corpus.chunking",
-    "split_sentences": "medground.corpus.sentences",
-    "split_spans": "medground.corpus.sentences",
-    "IngestReport": "medground.corpus.ingest",
-    "SourceSpec": "medground.corpus.ingest",
-    "parse_sources": "medground.corpus.ingest",
-}
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(_EXPORTS[name]), name)
+__getattr__, __all__ = lazy_exports(__name__, {
+    "medground.corpus.chunking": ["ChunkerSettings", "make_chunker"],
+    "medground.corpus.sentences": ["split_sentences", "split_spans"],
+    "medground.corpus.ingest": ["IngestReport", "SourceSpec", "parse_sources"],
+})

@@ -5,8 +5,9 @@ imported on first use, so importing the package stays cheap."""
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from medground.lazy import lazy_exports
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the names, without importing anything at run time
     from medground.eval.datasets import load_dataset as load_dataset
@@ -25,24 +26,10 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the names, without importing an
         rate as rate,
     )
 
-_EXPORTS = {
-    "load_dataset": "medground.eval.datasets",
-    "RunRecord": "medground.eval.records",
-    "read_records": "medground.eval.records",
-    "read_run": "medground.eval.records",
-    "run_questions": "medground.eval.runner",
-    "wilson_ci": "medground.eval.metrics",
-    "mcnemar_test": "medground.eval.metrics",
-    "ReaderEvaluator": "medground.eval.evaluators",
-    "RetrievalEvaluator": "medground.eval.evaluators",
-    "AbstentionEvaluator": "medground.eval.evaluators",
-    "ConsultationEvaluator": "medground.eval.evaluators",
-    "rate": "medground.eval.evaluators",
-}
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(_EXPORTS[name]), name)
+__getattr__, __all__ = lazy_exports(__name__, {
+    "medground.eval.datasets": ["load_dataset"],
+    "medground.eval.records": ["RunRecord", "read_records", "read_run"],
+    "medground.eval.runner": ["run_questions"],
+    "medground.eval.metrics": ["wilson_ci", "mcnemar_test"],
+    "medground.eval.evaluators": ["ReaderEvaluator", "RetrievalEvaluator", "AbstentionEvaluator", "ConsultationEvaluator", "rate"],
+})

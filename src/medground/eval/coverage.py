@@ -95,3 +95,14 @@ def locate_evidence(chunks: Iterable[Chunk], evidences: Sequence[str]) -> dict[s
             if needle and needle in text:
                 found[e].add(c.chunk_id)
     return found
+
+
+def holds_sentence(citations: Iterable, sentence: str) -> bool:
+    """Some citation's ``text`` contains ``sentence`` (case and whitespace ignored, punctuation
+    kept, unlike ``locate_evidence``): the answerable set's evidence span survived retrieval,
+    packing or compression word for word."""
+    def norm(text: str) -> str:
+        return " ".join(text.lower().split())
+
+    want = norm(sentence)
+    return any(want in norm(c.text) for c in citations)

@@ -146,6 +146,18 @@ def balanced_accuracy(labels: Sequence[bool], preds: Sequence[bool]) -> float:
     return sum(parts) / len(parts)
 
 
+def cohen_kappa(a: Sequence[bool], b: Sequence[bool]) -> float | None:
+    """Cohen's kappa of two binary labelings of the same items: agreement beyond chance. None when
+    chance agreement is total (both labelings constant and equal), where kappa is undefined."""
+    if len(a) != len(b) or not a:
+        raise ValueError(f"two labelings of the same items, at least one: {len(a)} vs {len(b)}")
+    n = len(a)
+    observed = sum(x == y for x, y in zip(a, b)) / n
+    pa, pb = sum(a) / n, sum(b) / n
+    chance = pa * pb + (1 - pa) * (1 - pb)
+    return None if chance == 1 else (observed - chance) / (1 - chance)
+
+
 def fit_cut(labels: Sequence[bool], scores: Sequence[float]) -> float:
     """The cut on a judge's score (``score >= cut`` says True) with the best balanced accuracy
     against ``labels``: midpoints between adjacent distinct scores (the score itself when all are

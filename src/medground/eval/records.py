@@ -21,6 +21,7 @@ from pathlib import Path
 from types import NoneType, UnionType
 from typing import Any, Literal, get_args, get_origin, get_type_hints
 
+from medground.drug_schema import consult_detail
 from medground.schema import Answer, ChoiceDetail, FreeTextDetail, Outcome, Question, Vote
 
 RESULTS = "results.jsonl"
@@ -177,8 +178,8 @@ def record_from_answer(question: Question, answer: Answer, seconds: float) -> Ru
         correct = None
     read = answer.detail if isinstance(answer.detail, ChoiceDetail) else ChoiceDetail()
     said = answer.detail if isinstance(answer.detail, FreeTextDetail) else FreeTextDetail()
-    # The drug consultation pipeline keeps an untyped metadata dict (issue 29: not yet typed).
-    support = said.support if answer.detail is not None else answer.metadata.get("support")
+    consult = consult_detail(answer.detail)  # the drug consultation's support pass gates on entries
+    support = consult.support_check.score if consult and consult.support_check else said.support
     return RunRecord(
         qid=question.qid, dataset=question.dataset, gold=question.answer, choice=choice, correct=correct,
         outcome=outcome, option_scores={k: float(v) for k, v in answer.option_scores.items()},
@@ -302,3 +303,41 @@ def read_run(run_dir: str | Path) -> tuple[dict[str, Any], list[RunRecord]]:
     except json.JSONDecodeError as exc:
         raise CorruptRecordsError(f"{cfg_path}: line {exc.lineno}: expected JSON ({exc.msg})") from None
     return config, read_records(run_dir / RESULTS)
+
+
+def newest_runs(*roots: Path) -> tuple[dict[str, dict[str, list[RunRecord]]], dict[tuple[str, str], Path]]:
+    """dataset → config → records (sorted by qid) of a sweep's runs under ``roots`` (run names
+    "<dataset>/llm=…,config=<config>").
+
+    Roots are read in order, each oldest first, so a later root (the local runs after the frozen
+    copies) and, within a root, a newer run (a changed config is a new run id under the same
+    label) supersedes. The same run id in two roots is one run: its records are merged by qid,
+    the later root's record winning (that is how a frozen partial run is resumed). Also returns
+    (dataset, config) → the run directory read last (the one whose config.json to copy)."""
+    import logging
+
+    runs: dict[str, dict[str, list[RunRecord]]] = {}
+    run_of: dict[tuple[str, str], str] = {}
+    sources: dict[tuple[str, str], Path] = {}
+    for root in map(Path, roots):
+        if not root.is_dir():
+            continue
+        dirs = sorted((p for p in root.iterdir() if (p / RESULTS).exists()),
+                      key=lambda p: (p / CONFIG).stat().st_mtime if (p / CONFIG).exists() else 0.0)
+        for d in dirs:
+            meta, records = read_run(d)
+            name = meta.get("name", "")
+            if "config=" not in name or not records:
+                continue
+            dataset, config = name.split("/llm=")[0], name.split("config=")[-1]
+            run_id = meta.get("run_id", d.name)
+            old = run_of.get((dataset, config))
+            if old == run_id:
+                records = list({r.qid: r for r in runs[dataset][config] + records}.values())
+            elif old is not None:
+                logging.getLogger(__name__).warning("%s/%s: run %s supersedes run %s of the same label",
+                                                    dataset, config, run_id, old)
+            run_of[(dataset, config)] = run_id
+            runs.setdefault(dataset, {})[config] = sorted(records, key=lambda r: r.qid)
+            sources[(dataset, config)] = d
+    return runs, sources

@@ -6,8 +6,9 @@ imported on first use, so importing the package stays cheap."""
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from medground.lazy import lazy_exports
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the names, without importing anything at run time
     from medground.index.build import (
@@ -17,16 +18,6 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the names, without importing an
         index_kinds as index_kinds,
     )
 
-_EXPORTS = {
-    "build_index": "medground.index.build",
-    "IndexBuildOptions": "medground.index.build",
-    "BuiltIndex": "medground.index.build",
-    "index_kinds": "medground.index.build",
-}
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(_EXPORTS[name]), name)
+__getattr__, __all__ = lazy_exports(__name__, {
+    "medground.index.build": ["build_index", "IndexBuildOptions", "BuiltIndex", "index_kinds"],
+})

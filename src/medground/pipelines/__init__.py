@@ -5,8 +5,9 @@ imported on first use, so importing the package stays cheap."""
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from medground.lazy import lazy_exports
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the names, without importing anything at run time
     from medground.pipelines.base import Pipeline as Pipeline
@@ -16,16 +17,8 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the names, without importing an
     )
     from medground.pipelines.factory import build_pipeline as build_pipeline
 
-_EXPORTS = {
-    "Pipeline": "medground.pipelines.base",
-    "PipelineConfig": "medground.pipelines.config",
-    "load_pipeline_config": "medground.pipelines.config",
-    "build_pipeline": "medground.pipelines.factory",
-}
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(_EXPORTS[name]), name)
+__getattr__, __all__ = lazy_exports(__name__, {
+    "medground.pipelines.base": ["Pipeline"],
+    "medground.pipelines.config": ["PipelineConfig", "load_pipeline_config"],
+    "medground.pipelines.factory": ["build_pipeline"],
+})

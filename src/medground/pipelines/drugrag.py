@@ -17,10 +17,20 @@ A failed tool call is counted (``distill_failure``) and the raw consultation is 
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from medground.drug_schema import (
+    ConsultChoiceDetail,
+    ConsultDetail,
+    ConsultReply,
+    RankedEntry,
+    SearchCall,
+    SupportCheck,
+    ToolCall,
+)
 from medground.llm.base import LLM, ChatRequest
 from medground.llm.scoring import yes_probability
 from medground.llm.structured import SEARCH_ENGINE, call_tool
@@ -113,8 +123,9 @@ class DrugRagPipeline:
             return []
         return resolve_subjects(drugs, user_turns(dialogue))
 
-    def distill(self, dialogue: str, tally: Tally) -> tuple[Query, str | None, dict]:
-        """The tool call's query, the failure (if any) and what was done to the call."""
+    def distill(self, dialogue: str, tally: Tally) -> tuple[Query, str | None, ConsultDetail]:
+        """The tool call's query, the failure (if any) and what was done to the call (the detail's
+        ``candidates``, ``query_mode``, ``repaired``, ``model_keywords``)."""
         from medground.retrieve.drug_subject import repair_keywords, subject_name
 
         subjects = self.subjects(dialogue)
@@ -122,8 +133,8 @@ class DrugRagPipeline:
             from medground.retrieve.drug_subject import subject_query, user_turns
 
             keywords = subject_query(subjects, user_turns(dialogue)[-1])
-            return Query(keywords, "distilled"), None, {"candidates": [s.drug_id for s in subjects],
-                                                        "query_mode": "subject"}
+            return Query(keywords, "distilled"), None, ConsultDetail(candidates=[s.drug_id for s in subjects],
+                                                                     query_mode="subject")
         block = ""
         if subjects:
             names = ", ".join(subject_name(s) for s in subjects)
@@ -134,7 +145,7 @@ class DrugRagPipeline:
                             [SEARCH_ENGINE], max_tokens=self.settings.distill_max_tokens, mode=self.settings.tool_mode,
                             extra={"medground": {"fresh_prefix": True}})
         tally.count(out.result)
-        info: dict = {"candidates": [s.drug_id for s in subjects]}
+        info = ConsultDetail(candidates=[s.drug_id for s in subjects])
         if out.arguments is None:
             text = dialogue if not subjects else f"{subject_name(subjects[0])} {dialogue}"
             return Query(text, "original"), (out.failure.reason if out.failure else "no tool call"), info
@@ -143,7 +154,7 @@ class DrugRagPipeline:
             drugs = self.engine.retriever("drugs").retriever
             repaired, reason = repair_keywords(drugs, keywords, subjects[0])
             if reason:
-                info.update(repaired=reason, model_keywords=keywords)
+                info = replace(info, repaired=reason, model_keywords=keywords)
                 keywords = repaired
         return Query(keywords, "distilled"), None, info
 
@@ -161,7 +172,7 @@ class DrugRagPipeline:
             text = text[len(text) // 8:]  # cut from the start in eighths; a few passes at most
         return text, dropped
 
-    def unknown_drug(self, keywords: str) -> Answer | None:
+    def unknown_drug(self, keywords: str, detail: ConsultDetail) -> Answer | None:
         """An answer saying the drug is not in the database, with the nearest entries, or None."""
         drugs = getattr(self.engine.retriever("drugs"), "retriever", None)
         unknown = drugs.unknown_names(keywords) if drugs is not None else {}
@@ -170,36 +181,34 @@ class DrugRagPipeline:
         parts = [f"\u201c{w}\u201d is not in the medicine database; nearest entries: {', '.join(n)}."
                  for w, n in unknown.items()]
         return Answer(outcome="insufficient_evidence", text=" ".join(parts),
-                      metadata={"unknown_drugs": unknown})
+                      detail=replace(detail, unknown_drugs=unknown))
 
     def answer(self, question: Question) -> Answer:
         started, tally = time.perf_counter(), Tally()
         dialogue, dropped = self.fit(dialogue_of(question))
         query, failure, info = self.distill(dialogue, tally)
-        meta = {"search": {"keywords": query.text}, "distill_failure": failure, **info}
-        if info.get("query_mode") != "subject":
-            meta["tool_call"] = {"name": "search_engine", "arguments": {"keywords": query.text}}
-        if dropped:
-            meta["dropped_turns"] = dropped
+        search = SearchCall(query.text)
+        detail = replace(info, search=search, distill_failure=failure, dropped_turns=dropped or None,
+                         tool_call=None if info.query_mode == "subject" else ToolCall(search))
         if self.settings.answer == "reply" and not question.is_multiple_choice:
-            answer = self.reply_to(dialogue, info.get("candidates") or [], meta, tally)
+            answer = self.reply_to(dialogue, info.candidates or [], detail, tally)
             answer.queries = [query]
             return tally.finish(answer, started)
-        unknown = None if info.get("candidates") else self.unknown_drug(query.text)
+        unknown = None if info.candidates else self.unknown_drug(query.text, detail)
         if unknown is not None:
-            unknown.metadata.update(meta)
             unknown.queries = [query]
             return tally.finish(unknown, started)
         evidence = tally.evidence(self.engine, [query])
         if question.is_multiple_choice:
             with tally.stage("read"):
                 scores = read_choice(self.llm, question, evidence_block(evidence), self.reader, tally)
-            answer = choice_answer(scores, evidence.citations, **meta)
+            # the letter read's fields (filled by choice_answer) and the consultation's, one flat JSON face
+            answer = choice_answer(scores, evidence.citations, detail=ConsultChoiceDetail(consult=detail))
         elif not evidence.citations:
             answer = Answer(outcome="insufficient_evidence", text="The medicine database has no matching entry.",
-                            metadata=meta)
+                            detail=detail)
         else:
-            answer = self.read(dialogue, evidence, tally, meta)
+            answer = self.read(dialogue, evidence, tally, detail)
         answer.queries = [query]
         return tally.finish(answer, started)
 
@@ -228,15 +237,14 @@ class DrugRagPipeline:
                                 temperature=0.0, top_logprobs=20) for item in items]
         return [p if (p := yes_probability(r)) is not None else 0.0 for r in self.llm.chat_many(requests)]
 
-    def reply_to(self, dialogue: str, candidates: list[str], meta: dict, tally: Tally) -> Answer:
+    def reply_to(self, dialogue: str, candidates: list[str], detail: ConsultDetail, tally: Tally) -> Answer:
         """The reply mode: no subject drug → the unknown-drug message or a question back."""
         from medground.retrieve.drug_subject import co_named, named_before, user_turns
 
         turns = user_turns(dialogue) or [dialogue]
         if not candidates:
-            unknown = self.unknown_drug(dialogue)
+            unknown = self.unknown_drug(dialogue, detail)
             if unknown is not None:
-                unknown.metadata.update(meta)
                 return unknown
         reader = self.consult_reader()
         subject = candidates[0] if candidates else None
@@ -246,14 +254,11 @@ class DrugRagPipeline:
         context = [] if others else named_before(reader.drugs, turns, subject)
         with tally.stage("read"):
             r = reader.reply(turns, subject, others, context)
-        ranked = [{"drug": c.drug.drug_id, "type": c.attribute.type.value, "p_type": round(c.p_type, 4),
-                   "best_item": c.best.text if c.best else None,
-                   "similarity": round(c.best.similarity, 4) if c.best else None, "score": round(c.score, 4)}
+        ranked = [RankedEntry(c.drug.drug_id, c.attribute.type, round(c.p_type, 4), c.best.text if c.best else None,
+                              round(c.best.similarity, 4) if c.best else None, round(c.score, 4))
                   for c in r.ranked[:5]]
-        return Answer(outcome=r.outcome, text=r.text, citations=r.citations,
-                      metadata={**meta, "reply": {"first_sentence": r.first_sentence, "matched": r.matched,
-                                                  "quotes": r.quotes, "p_none": round(r.p_none, 4),
-                                                  "reason": r.reason, "ranked": ranked}})
+        said = ConsultReply(r.first_sentence, list(r.matched), list(r.quotes), round(r.p_none, 4), r.reason, ranked)
+        return Answer(outcome=r.outcome, text=r.text, citations=r.citations, detail=replace(detail, reply=said))
 
     def support(self, dialogue: str, evidence: Evidence, tally: Tally) -> Support:
         """Which entry answers the consultation ("0" = none), from one forward pass."""
@@ -262,26 +267,26 @@ class DrugRagPipeline:
         tally.count(result)
         return support
 
-    def read(self, dialogue: str, evidence: Evidence, tally: Tally, meta: dict) -> Answer:
+    def read(self, dialogue: str, evidence: Evidence, tally: Tally, detail: ConsultDetail) -> Answer:
         s = self.settings
         support = self.support(dialogue, evidence, tally)
         entry = support.passage
-        meta = {**meta, "support": support.score, "supporting_entry": entry.number if entry else None}
+        detail = replace(detail, support_check=SupportCheck(support.score, entry.number if entry else None))
         if support.below(s.abstain_below):
-            return Answer(outcome="insufficient_evidence", citations=evidence.citations, metadata=meta,
+            return Answer(outcome="insufficient_evidence", citations=evidence.citations, detail=detail,
                           text="The medicine database entries found do not answer this question; "
                                "the closest entries are listed.")
         if s.address_check:
             entry, missing = self.addressing_entry(dialogue, evidence, support)
             if missing:
                 return Answer(outcome="insufficient_evidence", citations=evidence.citations,
-                              metadata={**meta, "unaddressed": missing},
+                              detail=replace(detail, unaddressed=missing),
                               text=f"The medicine database entries found do not mention {', '.join(missing)}; "
                                    "the closest entries are listed.")
             if entry is not None and entry is not support.passage:
-                meta["address_moved_to"] = entry.number  # "supporting_entry" stays the gate's choice
+                detail = replace(detail, address_moved_to=entry.number)  # supporting_entry stays the gate's choice
         if s.answer == "extractive":
-            return self.quote(dialogue, evidence, entry or evidence.citations[0], meta)
+            return self.quote(dialogue, evidence, entry or evidence.citations[0], detail)
         with tally.stage("read"):
             text = chat_text(self.llm, prompts.messages("drug_answer", evidence=evidence.render(),
                                                         dialogue=dialogue), tally,
@@ -290,7 +295,7 @@ class DrugRagPipeline:
         cited = [by_number[n] for n in cited_numbers(text) if n in by_number]
         outcome = "insufficient_evidence" if INSUFFICIENT in text.upper() or not text else "answered"
         return Answer(outcome=outcome, text=text, citations=cited,  # never evidence it did not use
-                      metadata={**meta, "uncited": not cited})
+                      detail=replace(detail, uncited=not cited))
 
     def addressing_entry(self, dialogue: str, evidence: Evidence, support: Support) -> tuple[Citation | None, list[str]]:
         """(the entry to answer from, []) or (None, the specific words no entry mentions).
@@ -355,7 +360,7 @@ class DrugRagPipeline:
         drug = self._by_display.get(display_name)
         return [drug.generic_name, *drug.brand_names, *drug.synonyms, drug.drug_class] if drug else []
 
-    def quote(self, dialogue: str, evidence: Evidence, entry: Citation, meta: dict) -> Answer:
+    def quote(self, dialogue: str, evidence: Evidence, entry: Citation, detail: ConsultDetail) -> Answer:
         """The supporting entry's sentences most related to the consultation (and to the named
         drugs' generic names and classes: "ibuprofen" selects the NSAID line), quoted and cited."""
         from medground.retrieve.drug_subject import user_turns
@@ -364,4 +369,4 @@ class DrugRagPipeline:
         _, expansion = self.named_drugs(drugs, (user_turns(dialogue) or [dialogue])[-1])
         quoted = quote(entry, dialogue + expansion, self.engine.count_tokens, self.settings.quote_tokens)
         return Answer(outcome="answered", text=quoted_answer(entry, quoted), citations=[entry],
-                      metadata={**meta, "extractive": True, "quoted": quoted})
+                      detail=replace(detail, extractive=True, quoted=quoted))

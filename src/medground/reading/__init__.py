@@ -6,8 +6,9 @@ imported on first use, so importing the package stays cheap."""
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from medground.lazy import lazy_exports
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the names, without importing anything at run time
     from medground.reading.reader import ReaderSettings as ReaderSettings
@@ -22,19 +23,9 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the names, without importing an
         ConsultReplySettings as ConsultReplySettings,
     )
 
-_EXPORTS = {
-    "ReaderSettings": "medground.reading.reader",
-    "read_choice": "medground.reading.choice",
-    "read_grounded_choice": "medground.reading.choice",
-    "choice_answer": "medground.reading.choice",
-    "free_text_answer": "medground.reading.freetext",
-    "ConsultReader": "medground.reading.consult",
-    "ConsultReplySettings": "medground.reading.consult",
-}
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(_EXPORTS[name]), name)
+__getattr__, __all__ = lazy_exports(__name__, {
+    "medground.reading.reader": ["ReaderSettings"],
+    "medground.reading.choice": ["read_choice", "read_grounded_choice", "choice_answer"],
+    "medground.reading.freetext": ["free_text_answer"],
+    "medground.reading.consult": ["ConsultReader", "ConsultReplySettings"],
+})

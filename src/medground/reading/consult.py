@@ -171,6 +171,17 @@ def no_entry_relates(p_none: float, top_type: AttributeType | None, held: set[At
                                       and elsewhere >= s.elsewhere_above)
 
 
+def word_set(text: str) -> set[str]:
+    """Lower-cased words and the parts of hyphenated ones: "Reddish-orange … urine" holds "orange"."""
+    out: set[str] = set()
+    for w in WORD.findall(text):
+        w = w.lower()
+        out.add(w)
+        if "-" in w:
+            out.update(p for p in w.split("-") if len(p) > 1)
+    return out
+
+
 def part_of(a: Drug, b: Drug) -> bool:
     """One drug is a component of the other (amoxicillin of amoxicillin/clavulanate): not two
     medicines taken together."""
@@ -263,13 +274,13 @@ class ConsultReader:
         if self._entry_df is None:
             df: dict[str, int] = {}
             for a in self.drugs.attributes:
-                for w in {w.lower() for w in WORD.findall(a.text)}:
+                for w in word_set(a.text):
                     df[w] = df.get(w, 0) + 1
             self._entry_df = df
         limit = self.settings.rare_share * max(1, len(self.drugs.attributes))
         drop = {w.lower() for name in exclude for w in WORD.findall(name)}
         stop = stop_words()
-        return {w for w in (w.lower() for w in WORD.findall(text))
+        return {w for w in word_set(text)
                 if len(w) > 3 and w not in drop and w not in stop and 0 < self._entry_df.get(w, 0) < limit}
 
     @staticmethod
@@ -336,7 +347,7 @@ class ConsultReader:
                         matches.append(ItemMatch(item, float(sims[k, j]), phrases[j][0]))
                     if rare:
                         for m in matches:
-                            hit = rare & {w.lower() for w in WORD.findall(m.text)}
+                            hit = rare & word_set(m.text)
                             if hit and m.similarity < s.lexical_match:
                                 m.similarity, m.phrase = s.lexical_match, sorted(hit)[0]
                     matches.sort(key=lambda m: -m.similarity)

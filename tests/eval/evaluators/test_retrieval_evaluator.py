@@ -93,3 +93,18 @@ def test_calling_the_evaluator_searches_each_query_to_the_deepest_cut_off():
     result = RetrievalEvaluator(recall_at=(1, 3), mrr_at=10, key=doc_id)(fake, ITEMS)
     assert fake.asked == [("first", 10), ("second", 10), ("third", 10)]
     assert result.summary["MRR@10"] == pytest.approx(0.5)
+
+
+def test_the_result_file_layouts_of_known_item_and_answer_hits():
+    from medground.eval.evaluators import answer_hits, known_item
+
+    # known item, passages collapsed to documents: q1's d1 at 2, q2's gold d4 at 1, q3's d8 never found
+    got = known_item([Q1, Q2, Q3], ["d1", "d4", "d8"])
+    assert got == {"R@1": pytest.approx(1 / 3), "R@5": pytest.approx(2 / 3), "R@10": pytest.approx(2 / 3),
+                   "MRR@10": pytest.approx(0.5)}
+    rows = [{"question": "", "options": {"A": "beta blocker", "B": "aspirin", "C": "renal failure", "D": "liver"},
+             "answer_idx": "A", "answer": "beta blocker"},
+            {"question": "", "options": {"A": "beta blocker", "B": "liver"}, "answer_idx": "A", "answer": "beta blocker"}]
+    hits = answer_hits(TEXTS, rows, 1)
+    assert hits == {"answer@1": 0.5, "answer@1_ci95": [0.0945, 0.9055], "distractor@1": pytest.approx(1 / 6),
+                    "hits@1": "10"}

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from medground.drug_schema import ConsultReply, consult_detail
 from medground.eval.evaluators.abstention import abstention_rates
 from medground.eval.evaluators.base import Evaluator, percentile, rate
 from medground.schema import Answer, Question
@@ -71,6 +72,16 @@ def has_term(text: str, terms: Sequence[str]) -> bool:
     return any(t.lower() in low or (t.lower().endswith("s") and t.lower()[:-1] in low) for t in terms if t.strip())
 
 
+def reply_of(answer: Answer) -> tuple[str, list[str]]:
+    """(the reply's first sentence, the texts it quotes or names from the entries) from the typed
+    consultation detail; an answer without one (another pipeline, another mode) gives (its text, [])."""
+    consult = consult_detail(answer.detail)
+    reply: ConsultReply | None = consult.reply if consult is not None else None
+    if reply is None:
+        return answer.text, []
+    return reply.first_sentence, [*reply.quotes, *reply.matched]
+
+
 def names_item(text: str, item: str) -> bool:
     """``text`` names the labelled item, or one part of an item that lists several ("a/b/c")."""
     low = text.lower()
@@ -101,10 +112,9 @@ class ConsultationEvaluator(Evaluator[ConsultItem, Answer]):
         answered = answer.outcome == "answered"
         row: dict[str, Any] = {"id": item.id, "outcome": answer.outcome, "drug_ok": drug_ok, "drug_attr_ok": attr_ok,
                                "unanswerable": item.unanswerable, "seconds": answer.timings.get("total")}
-        reply = answer.metadata.get("reply", {})
-        first = reply.get("first_sentence", answer.text)
+        first, said = reply_of(answer)
         cited_text = " ".join(c.text for c in answer.citations)
-        outside = [q for q in [*reply.get("quotes", []), *reply.get("matched", [])] if q not in cited_text]
+        outside = [q for q in said if q not in cited_text]
         row["claims_inside"] = not outside
         checks = [row["claims_inside"]]
         if item.unanswerable:
@@ -145,8 +155,7 @@ class ConsultationEvaluator(Evaluator[ConsultItem, Answer]):
         row["cites_answering_entry"] = cited is not None and (cited.chapter, cited.section) in good
         checks = [answered, row["cites_answering_entry"], row["claims_inside"]]
         if items:
-            reply = answer.metadata.get("reply", {})
-            quotes = [*reply.get("quotes", []), *reply.get("matched", [])]
+            quotes = reply_of(answer)[1]
             row["names_answering_item"] = answered and any(
                 names_item(first, i) or any(q and (q in i or i in q) for q in quotes) for i in items)
             checks.append(row["names_answering_item"])

@@ -103,3 +103,30 @@ class RetrievalEvaluator(Evaluator[RetrievalItem, Sequence[Passage]]):
         """The ceiling of answer@k: items whose gold answer text occurs anywhere in ``texts``."""
         whole = answer_words(" ".join(texts))
         return rate([contains_answer(whole, it.answer or "", normalized=True) for it in items])
+
+
+# --- the summaries as the retrieval result files store them ---------------------------------------
+def known_item(ranked: Sequence[Sequence[Passage]], gold: Sequence[str]) -> dict[str, float]:
+    """Known-item search (one gold document per query): R@1/5/10 and MRR@10 with passages collapsed
+    to their documents, first occurrence kept."""
+    ev = RetrievalEvaluator(recall_at=(1, 5, 10), mrr_at=10, key=doc_id)
+    s = ev.evaluate([RetrievalItem(g, "", frozenset({g})) for g in gold], ranked).summary
+    return {k: s[k] for k in ("R@1", "R@5", "R@10", "MRR@10")}
+
+
+def mcq_items(rows: Sequence[Mapping[str, Any]]) -> list[RetrievalItem]:
+    """Multiple-choice rows ({"question", "options", "answer_idx", "answer": the gold text}) as
+    answer@k items, the wrong options as distractors."""
+    return [RetrievalItem(str(i), r["question"], answer=r["answer"],
+                          distractors=tuple(v for key, v in r["options"].items() if key != r["answer_idx"]))
+            for i, r in enumerate(rows)]
+
+
+def answer_hits(ranked: Sequence[Sequence[Passage]], rows: Sequence[Mapping[str, Any]], k: int) -> dict[str, Any]:
+    """answer@k with its Wilson 95 % CI, distractor@k, and the per-question hits as a "0"/"1" string
+    (so a later paired test can read them back from the results file)."""
+    res = RetrievalEvaluator(recall_at=(), mrr_at=None, answer_at=(k,)).evaluate(mcq_items(rows), ranked)
+    hit = res.summary[f"answer@{k}"]
+    return {f"answer@{k}": hit["k"] / hit["n"], f"answer@{k}_ci95": hit["ci95"],
+            f"distractor@{k}": res.summary[f"distractor@{k}"],
+            f"hits@{k}": "".join("1" if r[f"answer@{k}"] else "0" for r in res.rows)}
