@@ -29,8 +29,3 @@ def test_a_parse_failure_names_its_reason_and_keeps_the_pipelines_fields():
     assert (ans.outcome, ans.choice, ans.text) == ("parse_failure", None, "hmm")
     assert ans.metadata == {"parse_failure": "no option letter", "history": [{"query": "q?", "answer": "a."}],
                             "query_failures": 0}
-
-
-def test_untyped_keys_of_the_drug_consultation_pass_through():
-    ans = choice_answer(OptionScores("answered", "A", probs={"A": 1.0}), [], search={"keywords": "warfarin"})
-    assert ans.metadata == {"scoring": "logprob", "search": {"keywords": "warfarin"}}

@@ -80,17 +80,16 @@ def evidence_block(evidence: Evidence) -> str:
     return prompts.fill("evidence_block", evidence=evidence.render())
 
 
-def choice_answer(scores: OptionScores, citations: list[Citation], detail: ChoiceDetail | None = None,
-                  **metadata: object) -> Answer:
-    """The Answer of a letter read. ``detail``: what the pipeline adds (evidence, votes, follow-ups);
-    the read's own fields are filled in here. ``metadata``: untyped keys (the drug consultation)."""
+def choice_answer(scores: OptionScores, citations: list[Citation], detail: ChoiceDetail | None = None) -> Answer:
+    """The Answer of a letter read. ``detail``: what the pipeline adds (evidence, votes, follow-ups,
+    a consultation's search); the read's own fields are filled in here."""
     base = detail or ChoiceDetail()
     if scores.outcome != "answered":
         reason = scores.failure.reason if scores.failure else "unparsed"
-        return Answer(outcome="parse_failure", text=scores.text, citations=citations, metadata=dict(metadata),
+        return Answer(outcome="parse_failure", text=scores.text, citations=citations,
                       detail=replace(base, parse_failure=reason))
     read = replace(base, scoring=scores.method, letter_logprobs=dict(scores.logprobs) or None,
                    blank_passes=scores.blank_passes or None, score_parts=scores.parts or None)
     return Answer(outcome="answered", choice=scores.choice, text=scores.text, option_scores=dict(scores.probs),
                   rationale=scores.text if scores.method == "generate" else "", citations=citations,
-                  metadata=dict(metadata), detail=read)
+                  detail=read)
