@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 
 from medground.eval.evaluators import compare, rate
+from medground.eval.metrics import cohen_kappa
 
 RESULTS = Path(__file__).parent / "results" / "feedback_agreement.json"
 PLAIN_SYSTEM = "You are a medical expert. Answer the multiple-choice question."
@@ -44,12 +45,8 @@ def plain_messages(question: str, options: dict[str, str], context: str = "") ->
 
 
 def kappa(a: list[bool], b: list[bool]) -> float | None:
-    """Cohen's kappa of two binary labelings (None when chance agreement is total)."""
-    n = len(a)
-    po = sum(x == y for x, y in zip(a, b)) / n
-    pa, pb = sum(a) / n, sum(b) / n
-    pe = pa * pb + (1 - pa) * (1 - pb)
-    return None if pe == 1 else round((po - pe) / (1 - pe), 4)
+    k = cohen_kappa(a, b)
+    return None if k is None else round(k, 4)
 
 
 def main() -> None:
