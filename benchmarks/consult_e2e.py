@@ -20,17 +20,14 @@ benchmarks/results/consult.json; imports only the package.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
-import os
-import platform
-import sys
 import time
 from collections import Counter
 from pathlib import Path
 
 import numpy as np
 
+from medground.eval.bench import save_section
 from medground.eval.evaluators import rate  # every rate is computed by the library
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,15 +37,9 @@ WRITTEN = ROOT / "benchmarks" / "data" / "consult_written.jsonl"
 ENTRY_LABELS = ROOT / "benchmarks" / "data" / "consult_written_entries.jsonl"
 
 
-def machine() -> dict:
-    return {"cpu_count": os.cpu_count(), "load_1min_at_end": round(os.getloadavg()[0], 2),
-            "python": platform.python_version(), "when": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
-
-
 def save(section: str, payload: dict) -> None:
-    data = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
-    data[section] = {**payload, "machine": machine(), "command": "python " + " ".join(sys.argv)}
-    RESULTS.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    """Merge a section into benchmarks/results/consult.json (eval/bench.py)."""
+    save_section(RESULTS, section, payload)
 
 
 def _masked(q) -> str:
