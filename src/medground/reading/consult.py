@@ -434,6 +434,7 @@ class ConsultReader:
                     "(brand or generic), and I will look it up.")
             return Reply("needs_clarification", text, [], text, reason="no medicine named")
         choices, p_none, p_type = self.choose(turns, subject_id, other_ids, context_ids)
+        partners = self.partners(subject_id, other_ids, context_ids, p_type)  # as choose decided them
         if s.verify_weight > 0 and self.verifier is not None and len(choices) > 1:
             self.verify(turns, choices)
             choices.sort(key=lambda c: -self.combined(c, s.verify_weight))
@@ -449,20 +450,20 @@ class ConsultReader:
         top_type = max(p_type, key=p_type.get) if p_type else None
         if not matched and no_entry_relates(p_none, top_type, held, elsewhere, s):
             covers = ", ".join(sorted(PHRASE.get(t, t.value) for t in held))
-            looked = ("that" if p_none >= s.none_above or top_type is None
-                      else f"its {PHRASE.get(top_type, top_type.value)}")
-            # the other drug asked about was looked up too: say so ("… of Naproxen or Sertraline")
-            partners = self.partners(subject_id, other_ids, context_ids, p_type)
-            if partners and looked != "that":
+            asked = None if p_none >= s.none_above or top_type is None else PHRASE.get(top_type, top_type.value)
+            if asked is None:
+                text = f"The medicine database has no entry on that for {name}; its entries cover "
+            elif partners:  # the other drug asked about was looked up too: say so
                 whose = " or ".join([name, *(d.display_name for d in partners)])
-                text = f"The medicine database has no entry on the {looked[4:]} of {whose}; their entries cover "
+                text = f"The medicine database has no entry on the {asked} of {whose}; their entries cover "
             else:
-                text = f"The medicine database has no entry on {looked} for {name}; its entries cover "
+                text = f"The medicine database has no entry on its {asked} for {name}; its entries cover "
             text += f"{covers}. A pharmacist or the package leaflet can answer this."
             return Reply("insufficient_evidence", text, [], text, ranked=choices, p_none=p_none,
                          reason="no entry relates to the question")
         citations = [record_citation(best.drug, best.attribute, 1)]
-        # the other named drugs: what an interactions entry is asked to list
+        # what an interactions entry is asked to list: the other drugs with an entry among the
+        # choices (a mention with no entry at all is often the same words read as another drug)
         partners = list({c.drug.drug_id: c.drug for c in choices if c.drug is not best.drug}.values())
         first, quotes = self._first_sentence(turns[-1] if turns else "", best, matched, p_type,
                                              [d.display_name for d in partners])
