@@ -313,3 +313,44 @@ def test_the_typer_reads_drug_names_as_this_medicine_when_it_learned_so(tmp_path
     model.save(tmp_path / "t.npz")
     again = ConsultTyperModel.load(tmp_path / "t.npz")
     assert again.masks_names and again.classes == ["dosage", "none"]
+
+
+def test_a_near_item_is_named_only_from_hedge_at(reader):
+    """Below a real match the nearest item is named as a hedge only when it is near enough;
+    otherwise the reply says the entry does not list it in those words and shows the list."""
+    from medground.reading.consult import ConsultReader
+
+    turns = ["I've been on Zestril a month and I keep getting dizzy spells. Could it be the pill?"]
+    r = reader.reply(turns, "lisinopril")
+    near = r.chosen.best.similarity
+    assert reader.settings.item_floor <= near < reader.settings.match_at  # a near item, not a match
+
+    def with_hedge_at(value: float) -> ConsultReader:
+        return ConsultReader(reader.drugs, reader.typer, reader.embedder,
+                             reader.settings.model_copy(update={"hedge_at": value}))
+
+    named = with_hedge_at(0.0).reply(turns, "lisinopril")
+    assert named.first_sentence.startswith("The closest item listed among Lisinopril's")
+    listed = with_hedge_at(1.01).reply(turns, "lisinopril")
+    assert "does not list what you describe, in those words" in listed.first_sentence
+    assert all(i in listed.first_sentence for i in ("Angioedema", "Cough", "Rash"))  # the list, to judge
+
+
+def test_a_rare_word_said_in_passing_never_picks_the_indications(reader):
+    """"for my heart" says what the drug is for, not what is asked: the rare-word match (a word
+    of the patient's standing in an item) does not reach indications items."""
+    from medground.reading.consult import ConsultReader
+
+    turns = ["I take Zestril for my heart. Is a rash something it can cause?"]
+    every_word_rare = reader.settings.model_copy(update={"rare_share": 1.0})
+
+    def indications_match(**update) -> tuple[float, str]:
+        settings = every_word_rare.model_copy(update=update)
+        r = ConsultReader(reader.drugs, reader.typer, reader.embedder, settings).reply(turns, "lisinopril")
+        entry = next(c for c in r.ranked if c.attribute.type is A.INDICATIONS)
+        return entry.best.similarity, r.citations[0].section
+
+    allowed, _ = indications_match(rare_in_indications=True)
+    assert allowed >= every_word_rare.lexical_match  # "heart" stands in "Heart failure"
+    kept_out, section = indications_match()
+    assert kept_out < every_word_rare.lexical_match and section == "adverse_reactions"

@@ -99,6 +99,15 @@ class ConsultReplySettings(BaseModel):
     # rare = in under ``rare_share`` of all entries (so "pain" or "dose" never match this way).
     lexical_match: float = Field(0.9, ge=0.0, le=1.0)
     rare_share: float = Field(0.005, gt=0.0, le=1.0)
+    # A rare word the patient says in passing ("tested positive for covid", "to quit smoking")
+    # names what the drug is for, not what is asked: indications are matched in meaning only.
+    rare_in_indications: bool = Field(False, description="let the rare-word match reach indications items")
+    # A yes/no question whose best item is only near what was said (under ``match_at``): from
+    # ``hedge_at`` the nearest item is named as a hedge ("ankles puffed up" → "Peripheral edema",
+    # 0.52); below it the reply says the entry does not list it in those words and shows the list
+    # (coffee → "Irritability", 0.37, named nothing the patient asked). Fitted on the development
+    # sets' 18 hedged replies (docs/benchmarks.md, session 19); 1.01: never hedge.
+    hedge_at: float = Field(0.45, ge=0.0, le=1.01, description="similarity from which the nearest item is named")
     max_listed: int = Field(12, ge=1, description="items named when a list is shown whole (the rest are counted)")
     short_item: int = Field(80, ge=1, description="a line-per-item entry whose items are all at most this many "
                                                   "characters is a list, however long; else a label section")
@@ -345,7 +354,7 @@ class ConsultReader:
                     for k, item in enumerate(its):
                         j = int(best_phrase[k])
                         matches.append(ItemMatch(item, float(sims[k, j]), phrases[j][0]))
-                    if rare:
+                    if rare and (s.rare_in_indications or attr.type is not A.INDICATIONS):
                         for m in matches:
                             hit = rare & word_set(m.text)
                             if hit and m.similarity < s.lexical_match:
@@ -547,10 +556,14 @@ class ConsultReader:
             return f"From {drug}'s {PHRASE.get(t, t.value)} [1], the lines closest to your question:", close
         if t in {A.ADVERSE_REACTIONS, A.INTERACTIONS, A.CONTRAINDICATIONS, A.WARNINGS} and is_yes_no(turn):
             near = best.best
-            if near is not None and near.similarity >= s.item_floor:
+            if near is not None and near.similarity >= max(s.hedge_at, s.item_floor):
                 what = "it is what you describe" if t is A.ADVERSE_REACTIONS else "it covers what you asked about"
                 return (f"The closest item listed among {drug}'s {PHRASE[t]} is \u201c{near.text}\u201d [1]; "
                         f"whether {what} is for your pharmacist or doctor to judge.", [])
+            if near is not None and near.similarity >= s.item_floor:  # near, not a match: the list decides
+                return (f"The database does not list what you describe, in those words, among {drug}'s "
+                        f"{PHRASE[t]} [1]; it lists: {self._listing(text)}. Whether one of these is what you "
+                        f"mean is for your pharmacist or doctor to judge.", [])
             return (f"The database does not list what you describe among {drug}'s {PHRASE[t]} [1]; "
                     f"it lists: {self._listing(text)}.", [])
         if t is A.DRUG_CLASS:
