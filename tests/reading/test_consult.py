@@ -354,3 +354,10 @@ def test_a_rare_word_said_in_passing_never_picks_the_indications(reader):
     assert allowed >= every_word_rare.lexical_match  # "heart" stands in "Heart failure"
     kept_out, section = indications_match()
     assert kept_out < every_word_rare.lexical_match and section == "adverse_reactions"
+
+
+def test_a_question_without_its_auxiliary_is_still_a_yes_no_question():
+    assert is_yes_no("Flagyl making everything taste like metal? normal?")
+    assert is_yes_no("Side effects of this with alcohol?")
+    assert not is_yes_no("How long does it take to work?") and not is_yes_no("Which dose for a child?")
+    assert not is_yes_no("I take it daily. Tell me the dose.")  # no question at all

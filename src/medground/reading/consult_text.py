@@ -99,7 +99,7 @@ def questions(turn: str) -> list[str]:
 def is_yes_no(turn: str) -> bool:
     """The patient's question (its last sentence with '?', else its last sentence) opens with an
     auxiliary — the sentence or its last clause ("I take amlodipine and my ankles puffed up, is
-    that the medicine?")."""
+    that the medicine?") — or is a question ('?') that opens with no wh-word."""
     for s in reversed(questions(turn)):
         clauses = [c for c in re.split(r"[,;:\u2014]|\s-\s", s) if WORD.search(c)]
         for clause in dict.fromkeys([s, *clauses[-1:]]):
@@ -111,6 +111,10 @@ def is_yes_no(turn: str) -> bool:
                     break
                 if w in _AUXILIARIES:
                     return True
+        # A question without its auxiliary ("Flagyl making everything taste like metal? normal?")
+        # is still a yes/no question when it is no wh-question.
+        if s.endswith("?") and not any(w in _WH for w in WORD.findall(s.lower())[:3]):
+            return True
     return False
 
 
