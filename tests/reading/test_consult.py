@@ -361,3 +361,13 @@ def test_a_question_without_its_auxiliary_is_still_a_yes_no_question():
     assert is_yes_no("Side effects of this with alcohol?")
     assert not is_yes_no("How long does it take to work?") and not is_yes_no("Which dose for a child?")
     assert not is_yes_no("I take it daily. Tell me the dose.")  # no question at all
+
+
+def test_a_long_item_is_named_by_its_opening_words():
+    from medground.reading.consult import brief
+
+    item = ("* Bipolar depression: akathisia, extrapyramidal symptoms, and somnolence, The information "
+            "below is derived from an integrated clinical study database")
+    short = brief(item, 80)
+    assert len(short) <= 82 and short.endswith("\u2026") and item.startswith(short[:-2])
+    assert brief("Cough", 80) == "Cough"

@@ -102,6 +102,10 @@ class ConsultReplySettings(BaseModel):
     # A rare word the patient says in passing ("tested positive for covid", "to quit smoking")
     # names what the drug is for, not what is asked: indications are matched in meaning only.
     rare_in_indications: bool = Field(False, description="let the rare-word match reach indications items")
+    # Where the rare words come from: the whole last turn, or its question sentences only (keeps
+    # "… started Latuda for bipolar depression." out, but loses "now my pee is bright orange. Is
+    # that from the pills?"; dev: one written reply gained, one lost — docs/benchmarks.md, session 19).
+    rare_from: Literal["turn", "question"] = "turn"
     # A yes/no question whose best item is only near what was said (under ``match_at``): from
     # ``hedge_at`` the nearest item is named as a hedge ("ankles puffed up" → "Peripheral edema",
     # 0.52); below it the reply says the entry does not list it in those words and shows the list
@@ -189,6 +193,13 @@ def word_set(text: str) -> set[str]:
         if "-" in w:
             out.update(p for p in w.split("-") if len(p) > 1)
     return out
+
+
+def brief(text: str, limit: int) -> str:
+    """``text`` cut at a word boundary within ``limit`` characters, marked with an ellipsis."""
+    if len(text) <= limit:
+        return text
+    return text[:limit].rsplit(" ", 1)[0].rstrip(" ,;:") + " \u2026"
 
 
 def part_of(a: Drug, b: Drug) -> bool:
@@ -327,7 +338,7 @@ class ConsultReader:
         if others and p_type:  # two drugs named: a question about taking them together
             p_type = {t: p for t, p in p_type.items()}
             p_type[A.INTERACTIONS] = max(p_type.get(A.INTERACTIONS, 0.0), max(p_type.values()))
-        rare = self.rare_words(question, names)
+        rare = self.rare_words(question if s.rare_from == "turn" else " ".join(questions(question)), names)
         named = [subject, *others]
         # An entry is matched against the *other* named drugs (what an interactions entry would
         # list), never against its own drug's name and class; every phrase is embedded once.
@@ -532,7 +543,10 @@ class ConsultReader:
         prose = len(all_items) > 1 and ("\n" not in text or
                                         (not short and (len(all_items) > s.max_listed or len(text) > 600)))
         if t in LIST_TYPES and items:
-            listed = join_items(items)
+            # a label section's item can be a paragraph: the sentence names its opening words,
+            # the quote after it gives its opening sentences verbatim
+            listed = join_items([brief(i, s.short_item) for i in items])
+            items = [opening(i, s.quote_chars) for i in items]
             verb = "is" if len(items) == 1 else "are"
             if t is A.ADVERSE_REACTIONS:
                 # "Yes" only when the question is a yes/no question about side effects.

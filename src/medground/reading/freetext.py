@@ -114,7 +114,7 @@ def _free_text_answer(llm: LLM, question: Question, evidence: Evidence, settings
 
     if settings.freetext_answer == "extractive":
         return quoted("extractive mode", d)
-    msgs = prompts.messages("freetext", evidence=evidence.render(), question=q)
+    msgs = prompts.messages(settings.freetext_prompt, evidence=evidence.render(), question=q)
     with tally.stage("read"):
         text = chat_text(llm, msgs, tally, max_tokens=settings.freetext_max_tokens)
     by_number = {c.number: c for c in evidence.citations}

@@ -59,6 +59,10 @@ class ReaderSettings(BaseModel):
     check_weight: float = Field(0.0, ge=0.0, le=1.0)
     cot_max_tokens: int = Field(384, ge=16)
     freetext_max_tokens: int = Field(160, ge=16)
+    # The answer's prompt: "freetext" (its own system line and framing), or one that opens with the
+    # support check's very words (system, passages, question) and asks for the answer after them,
+    # so llama.cpp reuses the passages it has just read for the check instead of reading them again.
+    freetext_prompt: Literal["freetext", "freetext_after_support"] = "freetext"
     # Free text. "generate": an answer citing passages as [n]. "extractive": the sentences of the
     # supporting passage most related to the question, quoted. "checked": generate, then check
     # every sentence against the passages it cites (pipelines.support.split_supported): the
