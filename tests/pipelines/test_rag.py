@@ -242,3 +242,16 @@ def test_the_llm_claim_judge_decides_the_first_claim(tiny_chunks, check, p_yes, 
         assert ans.metadata["first_claim_judged"]["supported"] is kept
     assert ans.text.startswith("Give vitamin B6 supplements [1]") is kept
     assert ans.outcome == "answered" and (kept or ans.metadata.get("extractive"))
+
+
+@pytest.mark.parametrize("prompt", ["freetext", "freetext_after_support"])
+def test_the_answer_prompt_is_a_setting(tiny_chunks, prompt):
+    from medground.llm import prompts
+    from medground.pipelines.base import Tally, free_text_answer
+
+    q = Question(qid="b6", dataset="unit", question="What vitamin prevents neuropathy on isoniazid?")
+    evidence = _engine(tiny_chunks).evidence("isoniazid neuropathy pyridoxine")
+    llm = ScriptedLLM(lambda u, k: "Pyridoxine prevents isoniazid neuropathy [1].")
+    free_text_answer(llm, q, evidence, ReaderSettings(freetext_prompt=prompt), Tally())
+    expected = prompts.messages(prompt, evidence=evidence.render(), question=q.question)[-1]["content"]
+    assert llm.calls[-1]["user"] == expected
