@@ -84,9 +84,17 @@ def test_a_drug_of_an_earlier_turn_is_the_second_drug_of_an_interaction_question
     r = reader.reply(turns, "simvastatin", [], ["fluconazole"])
     assert r.outcome == "answered" and (r.citations[0].chapter, r.citations[0].section) == ("Fluconazole",
                                                                                              "interactions")
-    # neither name is in the entry: it says so and shows what it lists, never a "closest item" guess
-    assert r.first_sentence.startswith("The database does not list Simvastatin among Fluconazole's interactions")
-    assert "CYP3A4 substrates" in r.first_sentence
+    # the database knows no class for this simvastatin: its absence from a list of groups
+    # ("CYP3A4 substrates") is no "not listed"
+    assert r.first_sentence.startswith("Fluconazole's interactions [1] do not name Simvastatin; they list: "
+                                       "CYP3A4 substrates")
+    assert "does not list" not in r.first_sentence and "for your pharmacist or doctor" in r.first_sentence
+    # a drug of known class that the entry does not list by name or class: it says so and shows
+    # what it lists, never a "closest item" guess
+    ace = reader.reply(["I take Zestril every day. Can I take a Diflucan tablet with it?"], "lisinopril",
+                       ["fluconazole"])
+    assert ace.first_sentence.startswith("The database does not list Lisinopril among Fluconazole's interactions")
+    assert "CYP3A4 substrates" in ace.first_sentence
     # an earlier drug is not a second drug when the question is not about an interaction
     dose = reader.reply(["Yes, it's Diflucan.", "How much simvastatin should I take?"], "simvastatin", [],
                         ["fluconazole"])

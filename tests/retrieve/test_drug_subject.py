@@ -150,3 +150,13 @@ def test_drugs_named_before_are_the_patients_own_and_not_left(retriever):
     assert named_before(retriever, ["I stopped taking warfarin last year.", "Is Advil safe with it?"], "ibuprofen") == []
     assert named_before(retriever, ["My husband takes Coumadin.", "Is Advil safe with it?"], "ibuprofen") == []
     assert named_before(retriever, ["I take Advil.", "Is Advil safe?"], "ibuprofen") == []
+
+
+def test_a_second_drug_is_named_not_guessed(retriever):
+    """A misspelt second drug counts; a loose match under the floor is no second drug."""
+    from medground.retrieve.drug_subject import SECOND_DRUG_MIN_MATCH, mentions
+
+    assert co_named(retriever, ["can I take Advil with wafarin?"], "ibuprofen") == ["warfarin"]
+    turn = ["can I take Advil with epinephron?"]
+    loose = next(m for m in mentions(retriever, turn) if m.drug_id == "epinephrine")
+    assert loose.match_score < SECOND_DRUG_MIN_MATCH and co_named(retriever, turn, "ibuprofen") == []

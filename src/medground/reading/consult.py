@@ -454,7 +454,7 @@ class ConsultReader:
                     "(brand or generic), and I will look it up.")
             return Reply("needs_clarification", text, [], text, reason="no medicine named")
         choices, p_none, p_type = self.choose(turns, subject_id, other_ids, context_ids)
-        partners = self.partners(subject_id, other_ids, context_ids, p_type)  # as choose decided them
+        others = self.partners(subject_id, other_ids, context_ids, p_type)  # as choose decided them
         if s.verify_weight > 0 and self.verifier is not None and len(choices) > 1:
             self.verify(turns, choices)
             choices.sort(key=lambda c: -self.combined(c, s.verify_weight))
@@ -473,8 +473,8 @@ class ConsultReader:
             asked = None if p_none >= s.none_above or top_type is None else PHRASE.get(top_type, top_type.value)
             if asked is None:
                 text = f"The medicine database has no entry on that for {name}; its entries cover "
-            elif partners:  # the other drug asked about was looked up too: say so
-                whose = " or ".join([name, *(d.display_name for d in partners)])
+            elif others:  # the other drug asked about was looked up too: say so
+                whose = " or ".join([name, *(d.display_name for d in others)])
                 text = f"The medicine database has no entry on the {asked} of {whose}; their entries cover "
             else:
                 text = f"The medicine database has no entry on its {asked} for {name}; its entries cover "
@@ -483,10 +483,11 @@ class ConsultReader:
                          reason="no entry relates to the question")
         citations = [record_citation(best.drug, best.attribute, 1)]
         # what an interactions entry is asked to list: the other drugs with an entry among the
-        # choices (a mention with no entry at all is often the same words read as another drug)
-        partners = list({c.drug.drug_id: c.drug for c in choices if c.drug is not best.drug}.values())
-        first, quotes = self._first_sentence(turns[-1] if turns else "", best, matched, p_type,
-                                             [d.display_name for d in partners])
+        # choices, else the other drugs asked about (a statin with no entry of its own, named with
+        # amiodarone, is named in "does not list Simvastatin …", not called "what you describe")
+        partners = (list({c.drug.drug_id: c.drug for c in choices if c.drug is not best.drug}.values())
+                    or [d for d in others if d is not best.drug])
+        first, quotes = self._first_sentence(turns[-1] if turns else "", best, matched, p_type, partners)
         parts = [first]
         if quotes:
             parts.append(quote_line(citations[0].label, 1, quotes))
@@ -527,7 +528,7 @@ class ConsultReader:
 
     def _first_sentence(self, turn: str, best: EntryChoice, matched: list[ItemMatch],
                         p_type: dict[AttributeType, float] | None = None,
-                        partners: Sequence[str] = ()) -> tuple[str, list[str]]:
+                        partners: Sequence[Drug] = ()) -> tuple[str, list[str]]:
         """The answer in plain words (cited [1]) and the entry's words to quote after it;
         ``partners``: the other named drugs, whose names an interactions entry would list."""
         s = self.settings
@@ -561,9 +562,16 @@ class ConsultReader:
                 return f"Caution \u2014 {listed} {verb} listed in {drug}'s {PHRASE[t]} [1].", items
             return f"{drug}'s {PHRASE[t]} include {listed} [1].", items
         if t is A.INTERACTIONS and partners:
-            # a drug's name is matched exactly (name, generic, class): unmatched is not listed
-            return (f"The database does not list {join_items(list(partners))} among {drug}'s interactions [1]; "
-                    f"it lists: {self._listing(text)}.", [])
+            names = join_items([d.display_name for d in partners])
+            if all(d.drug_class for d in partners):
+                # a drug's name is matched by name, generic and class: unmatched is not listed
+                return (f"The database does not list {names} among {drug}'s interactions [1]; "
+                        f"it lists: {self._listing(text)}.", [])
+            # a drug whose class the database does not know may sit in a listed group (a statin
+            # under "HMG-CoA reductase inhibitors"): the entry does not name it, which is all we know
+            return (f"{drug}'s interactions [1] do not name {names}; they list: {self._listing(text)}. "
+                    f"Whether {names} belongs to one of these groups is for your pharmacist or doctor to judge.",
+                    [])
         if prose:
             close = [opening(m.text, s.quote_chars) for m in best.items[: s.prose_quote]] or \
                 [opening(i, s.quote_chars) for i in all_items[: s.prose_quote]]

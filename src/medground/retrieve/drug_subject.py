@@ -97,6 +97,12 @@ def resolve_subjects(retriever: DrugRetriever, turns: list[str]) -> list[Subject
     return sorted(best.values(), key=lambda s: keys[s.drug_id])
 
 
+# A second drug must be named, not guessed: a loose spelling match ("hydrocodone", a drug the
+# database lacks, read as hydrocortisone at 0.63) may still find the subject of a question, never
+# a drug beside it; a misspelt name ("warfarine", "wafarin", "levadopa": 0.70-0.75) still counts.
+SECOND_DRUG_MIN_MATCH = 0.7
+
+
 def co_named(retriever: DrugRetriever, turns: list[str], subject_id: str | None) -> list[str]:
     """Other drugs the question is about together with the subject: those named in the last turn
     and taken by the same person as the subject, never one stopped ("my wife is on warfarin, but
@@ -115,7 +121,7 @@ def co_named(retriever: DrugRetriever, turns: list[str], subject_id: str | None)
     out: list[str] = []
     for m in found:
         if (m.drug_id != subject_id and m.position not in spans and m.third_party == owner and not m.left
-                and m.drug_id not in out):
+                and m.match_score >= SECOND_DRUG_MIN_MATCH and m.drug_id not in out):
             out.append(m.drug_id)
     return out
 
@@ -132,7 +138,7 @@ def named_before(retriever: DrugRetriever, turns: list[str], subject_id: str | N
     out: list[str] = []
     for m in found:
         if (m.turn < last and m.drug_id != subject_id and m.third_party == owner and not m.left
-                and m.drug_id not in out):
+                and m.match_score >= SECOND_DRUG_MIN_MATCH and m.drug_id not in out):
             out.append(m.drug_id)
     return out
 
