@@ -17,6 +17,7 @@ per-option reader was built). Build on dev; report on test.
     python benchmarks/rewording.py run --config configs/pipelines/variants/rag-gate0.yaml --label rag-gate0 --split dev --free
     python benchmarks/rewording.py gatefit --label rag-gate0                 # the support gate refit on dev
     python benchmarks/rewording.py cost --n 6                              # on a quiet machine
+    python benchmarks/rewording.py promptab --n 8                          # the two answer prompts, alternating
 """
 
 from __future__ import annotations
@@ -409,6 +410,39 @@ def cost(args) -> None:
     print_table("Seconds per question (cache off)", rows, ["config", "n", "seconds_per_q", "p50", "max_seconds"])
 
 
+def prompt_ab(args) -> None:
+    """Seconds per free-text reply with the old answer prompt ("freetext") and the one that shares
+    the support check's prefix ("freetext_after_support"), the arms alternating question by
+    question on one pipeline, cache off: the machine's speed drifts between runs, not between
+    neighbours. Each question is answered by one arm only — a second arm on the same question
+    would find the first arm's support pass in llama.cpp's RAM prompt cache."""
+    from scipy.stats import mannwhitneyu
+
+    from medground.pipelines.config import load_pipeline_config
+    from medground.pipelines.factory import build_pipeline
+
+    cfg = load_pipeline_config("rag")
+    cfg = cfg.model_copy(update={"llm": cfg.llm.model_copy(update={"threads": args.threads, "cache": False})})
+    pipe = build_pipeline(cfg)
+    free = [q for q, i in load_free("dev") if i["set"] == "new"][: 2 * args.n + 1]
+    names = ("freetext", "freetext_after_support")
+    arms = {name: pipe.reader.model_copy(update={"freetext_prompt": name}) for name in names}
+    pipe.answer(free[0])  # warm-up
+    secs: dict[str, list[float]] = {name: [] for name in names}
+    for k, q in enumerate(free[1:]):
+        name = names[k % 2]
+        pipe.reader = arms[name]
+        secs[name].append(pipe.answer(q).timings["total"])
+    rows = [{"prompt": name, "n": len(v), "seconds_per_q": round(sum(v) / len(v), 2),
+             "p50": round(sorted(v)[len(v) // 2], 2), "max_seconds": round(max(v), 2)} for name, v in secs.items()]
+    p = round(float(mannwhitneyu(secs[names[0]], secs[names[1]]).pvalue), 4)
+    save("rewording_prompt_ab", {"threads": args.threads, "rows": rows, "seconds": secs, "mann_whitney_p": p,
+                                 "load_1min_at_end": round(os.getloadavg()[0], 2),
+                                 "note": "cache off; dev new-chapter free-text items; arms alternate, one arm a question"})
+    print_table(f"Free-text seconds per reply, arms alternating (Mann-Whitney p = {p})", rows,
+                ["prompt", "n", "seconds_per_q", "p50", "max_seconds"])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -440,9 +474,12 @@ def main() -> None:
     c = sub.add_parser("cost")
     c.add_argument("--n", type=int, default=6)
     c.add_argument("--threads", type=int, default=2)
+    ab = sub.add_parser("promptab")
+    ab.add_argument("--n", type=int, default=8)
+    ab.add_argument("--threads", type=int, default=2)
     args = ap.parse_args()
     {"run": run, "table": table, "freetable": freetable, "gatefit": gatefit, "optionfit": optionfit,
-     "cost": cost}[args.cmd](args)
+     "cost": cost, "promptab": prompt_ab}[args.cmd](args)
 
 
 if __name__ == "__main__":
