@@ -30,3 +30,17 @@ def test_importing_a_package_imports_none_of_its_heavy_modules():
             "'medground.retrieve.', 'medground.reading.'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_the_exports_are_read_from_the_type_checking_block(tmp_path):
+    from medground.lazy import checking_imports, lazy_exports
+
+    init = tmp_path / "__init__.py"
+    init.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                    "    from json import dumps as dumps, loads as loads\n    from math import pi as pi\n")
+    getter, names = lazy_exports("fake", str(init))
+    assert names == ["dumps", "loads", "pi"] and getter("pi") == 3.141592653589793
+    assert checking_imports(str(init)) == {"dumps": "json", "loads": "json", "pi": "math"}
+    init.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .x import y as y\n")
+    with pytest.raises(ValueError, match=r"__init__.py:3: expected an absolute"):
+        checking_imports(str(init))

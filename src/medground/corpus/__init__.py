@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from medground.lazy import lazy_exports
 
-if TYPE_CHECKING:  # for type checkers and IDEs: the names, without importing anything at run time
+if TYPE_CHECKING:  # the exported names (lazy_exports reads this block), for type checkers and IDEs too
     from medground.corpus.chunking import ChunkerSettings as ChunkerSettings, make_chunker as make_chunker
     from medground.corpus.sentences import split_sentences as split_sentences, split_spans as split_spans
     from medground.corpus.ingest import (
@@ -19,8 +19,4 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the names, without importing an
         parse_sources as parse_sources,
     )
 
-__getattr__, __all__ = lazy_exports(__name__, {
-    "medground.corpus.chunking": ["ChunkerSettings", "make_chunker"],
-    "medground.corpus.sentences": ["split_sentences", "split_spans"],
-    "medground.corpus.ingest": ["IngestReport", "SourceSpec", "parse_sources"],
-})
+__getattr__, __all__ = lazy_exports(__name__, __file__)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from medground.lazy import lazy_exports
 
-if TYPE_CHECKING:  # for type checkers and IDEs: the names, without importing anything at run time
+if TYPE_CHECKING:  # the exported names (lazy_exports reads this block), for type checkers and IDEs too
     from medground.eval.datasets import load_dataset as load_dataset
     from medground.eval.records import (
         RunRecord as RunRecord,
@@ -26,10 +26,4 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the names, without importing an
         rate as rate,
     )
 
-__getattr__, __all__ = lazy_exports(__name__, {
-    "medground.eval.datasets": ["load_dataset"],
-    "medground.eval.records": ["RunRecord", "read_records", "read_run"],
-    "medground.eval.runner": ["run_questions"],
-    "medground.eval.metrics": ["wilson_ci", "mcnemar_test"],
-    "medground.eval.evaluators": ["ReaderEvaluator", "RetrievalEvaluator", "AbstentionEvaluator", "ConsultationEvaluator", "rate"],
-})
+__getattr__, __all__ = lazy_exports(__name__, __file__)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from medground.lazy import lazy_exports
 
-if TYPE_CHECKING:  # for type checkers and IDEs: the names, without importing anything at run time
+if TYPE_CHECKING:  # the exported names (lazy_exports reads this block), for type checkers and IDEs too
     from medground.index.build import (
         build_index as build_index,
         IndexBuildOptions as IndexBuildOptions,
@@ -18,6 +18,4 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the names, without importing an
         index_kinds as index_kinds,
     )
 
-__getattr__, __all__ = lazy_exports(__name__, {
-    "medground.index.build": ["build_index", "IndexBuildOptions", "BuiltIndex", "index_kinds"],
-})
+__getattr__, __all__ = lazy_exports(__name__, __file__)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from medground.lazy import lazy_exports
 
-if TYPE_CHECKING:  # for type checkers and IDEs: the names, without importing anything at run time
+if TYPE_CHECKING:  # the exported names (lazy_exports reads this block), for type checkers and IDEs too
     from medground.pipelines.base import Pipeline as Pipeline
     from medground.pipelines.config import (
         PipelineConfig as PipelineConfig,
@@ -17,8 +17,4 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the names, without importing an
     )
     from medground.pipelines.factory import build_pipeline as build_pipeline
 
-__getattr__, __all__ = lazy_exports(__name__, {
-    "medground.pipelines.base": ["Pipeline"],
-    "medground.pipelines.config": ["PipelineConfig", "load_pipeline_config"],
-    "medground.pipelines.factory": ["build_pipeline"],
-})
+__getattr__, __all__ = lazy_exports(__name__, __file__)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from medground.lazy import lazy_exports
 
-if TYPE_CHECKING:  # for type checkers and IDEs: the names, without importing anything at run time
+if TYPE_CHECKING:  # the exported names (lazy_exports reads this block), for type checkers and IDEs too
     from medground.reading.reader import ReaderSettings as ReaderSettings
     from medground.reading.choice import (
         read_choice as read_choice,
@@ -23,9 +23,4 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the names, without importing an
         ConsultReplySettings as ConsultReplySettings,
     )
 
-__getattr__, __all__ = lazy_exports(__name__, {
-    "medground.reading.reader": ["ReaderSettings"],
-    "medground.reading.choice": ["read_choice", "read_grounded_choice", "choice_answer"],
-    "medground.reading.freetext": ["free_text_answer"],
-    "medground.reading.consult": ["ConsultReader", "ConsultReplySettings"],
-})
+__getattr__, __all__ = lazy_exports(__name__, __file__)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from medground.lazy import lazy_exports
 
-if TYPE_CHECKING:  # for type checkers and IDEs: the names, without importing anything at run time
+if TYPE_CHECKING:  # the exported names (lazy_exports reads this block), for type checkers and IDEs too
     from medground.retrieve.engine import (
         RetrievalEngine as RetrievalEngine,
         RetrieveSettings as RetrieveSettings,
@@ -18,8 +18,4 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the names, without importing an
     from medground.retrieve.drugs import DrugRetriever as DrugRetriever
     from medground.retrieve.drug_subject import resolve_subjects as resolve_subjects
 
-__getattr__, __all__ = lazy_exports(__name__, {
-    "medground.retrieve.engine": ["RetrievalEngine", "RetrieveSettings"],
-    "medground.retrieve.drugs": ["DrugRetriever"],
-    "medground.retrieve.drug_subject": ["resolve_subjects"],
-})
+__getattr__, __all__ = lazy_exports(__name__, __file__)

@@ -9,9 +9,7 @@ from typing import TYPE_CHECKING
 
 from medground.lazy import lazy_exports
 
-if TYPE_CHECKING:  # for type checkers and IDEs: the names, without importing anything at run time
+if TYPE_CHECKING:  # the exported names (lazy_exports reads this block), for type checkers and IDEs too
     from medground.serve.api import create_app as create_app, ServeSettings as ServeSettings
 
-__getattr__, __all__ = lazy_exports(__name__, {
-    "medground.serve.api": ["create_app", "ServeSettings"],
-})
+__getattr__, __all__ = lazy_exports(__name__, __file__)

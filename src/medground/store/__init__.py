@@ -12,13 +12,9 @@ from typing import TYPE_CHECKING
 
 from medground.lazy import lazy_exports
 
-if TYPE_CHECKING:  # for type checkers and IDEs: the names, without importing anything at run time
+if TYPE_CHECKING:  # the exported names (lazy_exports reads this block), for type checkers and IDEs too
     from medground.store.drugs import DrugStore as DrugStore
     from medground.store.protocol import ChunkStoreProtocol as ChunkStoreProtocol
     from medground.store.settings import StoreSettings as StoreSettings, open_store as open_store
 
-__getattr__, __all__ = lazy_exports(__name__, {
-    "medground.store.settings": ["open_store", "StoreSettings"],
-    "medground.store.protocol": ["ChunkStoreProtocol"],
-    "medground.store.drugs": ["DrugStore"],
-})
+__getattr__, __all__ = lazy_exports(__name__, __file__)

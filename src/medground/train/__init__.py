@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from medground.lazy import lazy_exports
 
-if TYPE_CHECKING:  # for type checkers and IDEs: the names, without importing anything at run time
+if TYPE_CHECKING:  # the exported names (lazy_exports reads this block), for type checkers and IDEs too
     from medground.train.feedback import (
         FeedbackSettings as FeedbackSettings,
         judge as judge,
@@ -18,6 +18,4 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the names, without importing an
         load_feedback as load_feedback,
     )
 
-__getattr__, __all__ = lazy_exports(__name__, {
-    "medground.train.feedback": ["FeedbackSettings", "judge", "collect", "load_feedback"],
-})
+__getattr__, __all__ = lazy_exports(__name__, __file__)
