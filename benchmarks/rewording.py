@@ -385,25 +385,33 @@ def optionfit(args) -> None:
                 f"{accuracy_row(base_right)['accuracy']})", rows, ["check_weight", "accuracy", "ci95", "vs_baseline"])
 
 
-def cost(args) -> None:
-    """Seconds per question on a quiet machine, LLM cache off: the default rag on multiple choice
-    and on free text, and the per-option variant; the first question of each is a warm-up."""
+def uncached_pipeline(config: str, threads: int):
+    """A shipped (or YAML) pipeline with the LLM's answer cache off: every call is timed for real."""
     from medground.pipelines.config import load_pipeline_config
     from medground.pipelines.factory import build_pipeline
 
+    cfg = load_pipeline_config(config)
+    return build_pipeline(cfg.model_copy(update={"llm": cfg.llm.model_copy(update={"threads": threads,
+                                                                                      "cache": False})}))
+
+
+def seconds_row(key: str, label: str, secs: list[float]) -> dict:
+    return {key: label, "n": len(secs), "seconds_per_q": round(sum(secs) / len(secs), 2),
+            "p50": round(sorted(secs)[len(secs) // 2], 2), "max_seconds": round(max(secs), 2)}
+
+
+def cost(args) -> None:
+    """Seconds per question on a quiet machine, LLM cache off: the default rag on multiple choice
+    and on free text, and the per-option variant; the first question of each is a warm-up."""
     mc = [q for q, i in load_testbed("dev") if i["set"] == "new"][: args.n + 1]
     free = [q for q, i in load_free("dev") if i["set"] == "new"][: args.n + 1]
     arms = {"rag, multiple choice": ("rag", mc), "rag, free text": ("rag", free),
             "rag-options-check, multiple choice": ("configs/pipelines/variants/rag-options-check.yaml", mc)}
     rows = []
     for label, (config, questions) in arms.items():
-        cfg = load_pipeline_config(config)
-        cfg = cfg.model_copy(update={"llm": cfg.llm.model_copy(update={"threads": args.threads, "cache": False})})
-        pipe = build_pipeline(cfg)
+        pipe = uncached_pipeline(config, args.threads)
         pipe.answer(questions[0])
-        secs = [pipe.answer(q).timings["total"] for q in questions[1:]]
-        rows.append({"config": label, "n": len(secs), "seconds_per_q": round(sum(secs) / len(secs), 2),
-                     "p50": round(sorted(secs)[len(secs) // 2], 2), "max_seconds": round(max(secs), 2)})
+        rows.append(seconds_row("config", label, [pipe.answer(q).timings["total"] for q in questions[1:]]))
         print(rows[-1], file=sys.stderr, flush=True)
     save("rewording_cost", {"threads": args.threads, "rows": rows, "load_1min_at_start_of_save": round(os.getloadavg()[0], 2),
                             "note": "cache off; dev new-chapter questions; the first question of each arm is a warm-up"})
@@ -418,12 +426,7 @@ def prompt_ab(args) -> None:
     would find the first arm's support pass in llama.cpp's RAM prompt cache."""
     from scipy.stats import mannwhitneyu
 
-    from medground.pipelines.config import load_pipeline_config
-    from medground.pipelines.factory import build_pipeline
-
-    cfg = load_pipeline_config("rag")
-    cfg = cfg.model_copy(update={"llm": cfg.llm.model_copy(update={"threads": args.threads, "cache": False})})
-    pipe = build_pipeline(cfg)
+    pipe = uncached_pipeline("rag", args.threads)
     free = [q for q, i in load_free("dev") if i["set"] == "new"][: 2 * args.n + 1]
     names = ("freetext", "freetext_after_support")
     arms = {name: pipe.reader.model_copy(update={"freetext_prompt": name}) for name in names}
@@ -433,8 +436,7 @@ def prompt_ab(args) -> None:
         name = names[k % 2]
         pipe.reader = arms[name]
         secs[name].append(pipe.answer(q).timings["total"])
-    rows = [{"prompt": name, "n": len(v), "seconds_per_q": round(sum(v) / len(v), 2),
-             "p50": round(sorted(v)[len(v) // 2], 2), "max_seconds": round(max(v), 2)} for name, v in secs.items()]
+    rows = [seconds_row("prompt", name, v) for name, v in secs.items()]
     p = round(float(mannwhitneyu(secs[names[0]], secs[names[1]]).pvalue), 4)
     save("rewording_prompt_ab", {"threads": args.threads, "rows": rows, "seconds": secs, "mann_whitney_p": p,
                                  "load_1min_at_end": round(os.getloadavg()[0], 2),

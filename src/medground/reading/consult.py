@@ -577,17 +577,16 @@ class ConsultReader:
                 [opening(i, s.quote_chars) for i in all_items[: s.prose_quote]]
             return f"From {drug}'s {PHRASE.get(t, t.value)} [1], the lines closest to your question:", close
         if t in {A.ADVERSE_REACTIONS, A.INTERACTIONS, A.CONTRAINDICATIONS, A.WARNINGS} and is_yes_no(turn):
-            near = best.best
-            if near is not None and near.similarity >= max(s.hedge_at, s.item_floor):
+            near = best.best if best.best is not None and best.best.similarity >= s.item_floor else None
+            if near is not None and near.similarity >= s.hedge_at:
                 what = "it is what you describe" if t is A.ADVERSE_REACTIONS else "it covers what you asked about"
                 return (f"The closest item listed among {drug}'s {PHRASE[t]} is \u201c{near.text}\u201d [1]; "
                         f"whether {what} is for your pharmacist or doctor to judge.", [])
-            if near is not None and near.similarity >= s.item_floor:  # near, not a match: the list decides
-                return (f"The database does not list what you describe, in those words, among {drug}'s "
-                        f"{PHRASE[t]} [1]; it lists: {self._listing(text)}. Whether one of these is what you "
-                        f"mean is for your pharmacist or doctor to judge.", [])
-            return (f"The database does not list what you describe among {drug}'s {PHRASE[t]} [1]; "
-                    f"it lists: {self._listing(text)}.", [])
+            # an item near what was said, but no match: not listed in those words, and the list decides
+            words, judge = ((", in those words,", " Whether one of these is what you mean is for your pharmacist "
+                             "or doctor to judge.") if near is not None else ("", ""))
+            return (f"The database does not list what you describe{words} among {drug}'s {PHRASE[t]} [1]; "
+                    f"it lists: {self._listing(text)}.{judge}", [])
         if t is A.DRUG_CLASS:
             return f"{drug} is a medicine of this class: {text.rstrip('.')} [1].", []
         if t is A.INDICATIONS:
