@@ -163,6 +163,12 @@ def test_real_catalog(shared_data: Path):
     assert by_id["pembrolizumab"].sources == [
         "openstax-dosage-table", "openstax-prototype", "fda-tac2017"]
     assert "Doxil" in by_id["doxorubicin"].brand_names
+    # Classes: a prototype cell first, else the captions of the tables that list the drug.
+    assert by_id["atorvastatin"].drug_class == "Statin"
+    assert "Statins" in by_id["simvastatin"].drug_class
+    assert by_id["pantoprazole"].drug_class.startswith("Proton-pump inhibitors (PPIs)")
+    assert by_id["doxycycline"].drug_class.startswith("Tetracycline")
+    assert sum(bool(d.drug_class) for d in cat.drugs) >= 500
     # Deterministic: a second build gives the same drugs and attributes.
     again = build_catalog(shared_data)
     assert [d.drug_id for d in again.drugs] == [d.drug_id for d in cat.drugs]

@@ -105,6 +105,11 @@ class UnknownHeading:
     heading: str
 
 
+# Raised when the builders change what a database holds; a database built by an older version
+# still loads, with a warning to rebuild (2: drug classes from the book's table captions).
+CATALOG_VERSION = 2
+
+
 @dataclass
 class DrugCatalog:
     drugs: list[Drug]

@@ -25,6 +25,10 @@ def test_audit_names_each_conflict():
     assert ("near_duplicate", "latanaprost ~ latanoprost") in found
     assert found[("local_route_only", "ciprofloxacin")].severity == "info"
     assert local_route(_drugs()[-1]) == "ophthalmic" and local_route(_drugs()[0]) is None
+    # a drug listed among systemic drugs too, or in a "systemic" table, is no local product
+    assert local_route(Drug("azithromycin", "azithromycin", [], "Macrolide; Otic Systemic Anti-infectives")) is None
+    assert local_route(Drug("azithromycin", "azithromycin", [], "Otic Systemic Anti-infectives")) is None
+    assert local_route(Drug("erythromycin", "erythromycin", [], "Ocular Antibacterials")) == "ophthalmic"
 
 
 def test_known_distinct_drugs_are_not_near_duplicates():

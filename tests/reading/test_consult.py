@@ -25,7 +25,10 @@ def reader(tmp_path_factory):
          Drug("warfarin", "warfarin", ["Coumadin"], "Anticoagulant"),
          Drug("ibuprofen", "ibuprofen", ["Advil"], "Nonsteroidal anti-inflammatory drug"),
          Drug("fluconazole", "fluconazole", ["Diflucan"], "Azole antifungal"),
-         Drug("simvastatin", "simvastatin", ["Zocor"], "")],
+         Drug("simvastatin", "simvastatin", ["Zocor"], ""),
+         Drug("atorvastatin", "atorvastatin", ["Lipitor"], "Statins and PCSK9 Inhibitors"),
+         Drug("amiodarone", "amiodarone", ["Pacerone"], "Class III antidysrhythmic"),
+         Drug("levothyroxine", "levothyroxine", ["Synthroid"], "Thyroid hormone")],
         [DrugAttribute("lisinopril", A.DOSAGE, "10-40 mg orally daily.", SRC),
          DrugAttribute("lisinopril", A.INDICATIONS, "Hypertension\nHeart failure", SRC),
          DrugAttribute("lisinopril", A.ADVERSE_REACTIONS, "Angioedema\nHyperkalemia\nHeadache\nCough\nRash", SRC),
@@ -36,7 +39,13 @@ def reader(tmp_path_factory):
          DrugAttribute("ibuprofen", A.DOSAGE, "200-400 mg orally every 4-6 hours", SRC),
          DrugAttribute("fluconazole", A.INTERACTIONS, "CYP3A4 substrates\nAmiodarone\nCarvedilol", SRC),
          DrugAttribute("fluconazole", A.DOSAGE, "150 mg orally once.", SRC),
-         DrugAttribute("simvastatin", A.DOSAGE, "10-40 mg orally daily at bedtime.", SRC)])
+         DrugAttribute("simvastatin", A.DOSAGE, "10-40 mg orally daily at bedtime.", SRC),
+         DrugAttribute("atorvastatin", A.DOSAGE, "10-80 mg orally daily.", SRC),
+         DrugAttribute("amiodarone", A.INTERACTIONS, "Digoxin (increases effect)\nWarfarin (increases effect)\n"
+                       "HMG-CoA reductase inhibitors/statin drugs (increases effect; risk of myopathy)", SRC),
+         DrugAttribute("amiodarone", A.DOSAGE, "400 mg orally daily.", SRC),
+         DrugAttribute("levothyroxine", A.INTERACTIONS, "Calcium\nIron\nSoy", SRC),
+         DrugAttribute("levothyroxine", A.DOSAGE, "25-200 mcg orally daily.", SRC)])
     store = DrugStore(tmp_path_factory.mktemp("drugs") / "drugs.sqlite")
     store.build(catalog)
     typer = load_consult_typer()
@@ -89,12 +98,19 @@ def test_a_drug_of_an_earlier_turn_is_the_second_drug_of_an_interaction_question
     assert r.first_sentence.startswith("Fluconazole's interactions [1] do not name Simvastatin; they list: "
                                        "CYP3A4 substrates")
     assert "does not list" not in r.first_sentence and "for your pharmacist or doctor" in r.first_sentence
-    # a drug of known class that the entry does not list by name or class: it says so and shows
-    # what it lists, never a "closest item" guess
+    # a drug of known class that a list of single drugs and foods does not name, by name or
+    # class: it says so and shows what it lists, never a "closest item" guess
+    flat = reader.reply(["I take Synthroid every morning. Is it fine with my Zestril?"], "levothyroxine",
+                        ["lisinopril"])
+    assert flat.first_sentence == ("The database does not list Lisinopril (ACE inhibitor) among Levothyroxine's "
+                                   "interactions [1]; it lists: Calcium; Iron; Soy.")
+    # a list that names groups ("CYP3A4 substrates") may hold it under no class the database
+    # knows: not named, and whether it belongs is for a pharmacist
     ace = reader.reply(["I take Zestril every day. Can I take a Diflucan tablet with it?"], "lisinopril",
                        ["fluconazole"])
-    assert ace.first_sentence.startswith("The database does not list Lisinopril among Fluconazole's interactions")
-    assert "CYP3A4 substrates" in ace.first_sentence
+    assert ace.first_sentence.startswith("Fluconazole's interactions [1] do not name Lisinopril (ACE inhibitor); "
+                                         "they list: CYP3A4 substrates")
+    assert "does not list" not in ace.first_sentence and "for your pharmacist or doctor" in ace.first_sentence
     # an earlier drug is not a second drug when the question is not about an interaction
     dose = reader.reply(["Yes, it's Diflucan.", "How much simvastatin should I take?"], "simvastatin", [],
                         ["fluconazole"])
@@ -120,11 +136,23 @@ def test_a_combinations_own_component_is_no_second_drug():
 
 def test_two_drugs_neither_listing_the_other_show_both_lists(reader):
     r = reader.reply(["I'm on Coumadin. Is Diflucan okay with it?"], "fluconazole", ["warfarin"])
-    assert r.outcome == "answered" and "does not list" in r.first_sentence
+    assert r.outcome == "answered" and "do not name Warfarin" in r.first_sentence
     assert [(c.chapter, c.section) for c in r.citations] == [("Fluconazole", "interactions"),
                                                              ("Warfarin", "interactions")]
-    assert r.first_sentence.startswith("The database does not list Warfarin among Fluconazole's interactions [1]")
+    assert r.first_sentence.startswith("Fluconazole's interactions [1] do not name Warfarin (Anticoagulant)")
     assert "Warfarin's interactions list: Nonsteroidal anti-inflammatory drugs; Amiodarone [2]." in r.text
+
+
+def test_an_item_naming_the_other_drugs_class_is_a_match(reader):
+    """"statin drugs" names atorvastatin's class (Statins) though no embedding says so."""
+    r = reader.reply(["I started amiodarone last week. I've been on Lipitor for years. Is it okay to take both?"],
+                     "amiodarone", ["atorvastatin"])
+    assert r.outcome == "answered" and (r.citations[0].chapter, r.citations[0].section) == ("Amiodarone",
+                                                                                             "interactions")
+    assert r.first_sentence.startswith("Caution \u2014 Amiodarone's listed interactions include HMG-CoA reductase "
+                                       "inhibitors/statin drugs")
+    assert "(Atorvastatin's class in the database: Statins)" in r.first_sentence
+    assert "does not list" not in r.first_sentence
 
 
 def test_two_drugs_answer_from_the_interactions_and_the_boxed_warning_is_added(reader):

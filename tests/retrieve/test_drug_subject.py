@@ -10,7 +10,7 @@ import pytest
 from medground.drug_schema import AttributeType as A
 from medground.drug_schema import Drug, DrugAttribute, DrugCatalog
 from medground.store.drugs import DrugStore
-from medground.retrieve.drug_subject import co_named, resolve_subjects
+from medground.retrieve.drug_subject import co_named, named_before, resolve_subjects
 from medground.retrieve.drugs import DrugRetriever, DrugRetrieverSettings
 
 SRC = "openstax-prototype:m1#t"
@@ -160,3 +160,19 @@ def test_a_second_drug_is_named_not_guessed(retriever):
     turn = ["can I take Advil with epinephron?"]
     loose = next(m for m in mentions(retriever, turn) if m.drug_id == "epinephrine")
     assert loose.match_score < SECOND_DRUG_MIN_MATCH and co_named(retriever, turn, "ibuprofen") == []
+
+
+@pytest.mark.parametrize("turns", [
+    ["My wife has a bottle of Advil in the cupboard. Can I take a couple of those with my Coumadin?"],
+    ["My husband takes Advil for his knees.", "Is it okay for me to take some of his? I'm on Coumadin."],
+])
+def test_a_relatives_medicine_the_patient_means_to_take_is_the_patients(retriever, turns):
+    subject = _subject(retriever, turns)[0]
+    other = "ibuprofen" if subject == "warfarin" else "warfarin"
+    assert co_named(retriever, turns, subject) == [other] or other in named_before(retriever, turns, subject)
+
+
+def test_a_relatives_medicine_stays_theirs_when_the_patient_takes_their_own(retriever):
+    turns = ["My wife takes Coumadin every day.", "Can I take Advil for my headache?"]
+    assert _subject(retriever, turns)[0] == "ibuprofen"
+    assert named_before(retriever, turns, "ibuprofen") == []

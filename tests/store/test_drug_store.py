@@ -62,3 +62,16 @@ def test_default_path_is_in_home_and_empty_store_says_what_to_do(tmp_path, monke
         assert store.path == tmp_path / "drugs.sqlite"
         with pytest.raises(EmptyDrugStoreError, match="medground drugs build"):
             store.require_built()
+
+
+def test_a_database_built_by_older_builders_says_to_rebuild(tmp_path: Path):
+    import warnings
+
+    with DrugStore(tmp_path / "d.sqlite") as store:
+        store.build(small_catalog())
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            store.require_built()  # built now: silent
+        store._conn.execute("DELETE FROM meta WHERE key = 'catalog_version'")  # as before version 2
+        with pytest.warns(UserWarning, match="run `medground drugs build`"):
+            store.require_built()

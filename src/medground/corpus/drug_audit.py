@@ -52,9 +52,17 @@ def is_partial_name(name: str, generic: str) -> bool:
 
 
 def local_route(drug: Drug) -> str | None:
-    """The local route a drug's class names ("Ocular antibacterial" → "ophthalmic"), else None."""
-    words = set(re.findall(r"[a-z]+", drug.drug_class.lower()))
-    return next((v for k, v in LOCAL_ROUTES.items() if k in words), None)
+    """The local route a drug's class names ("Ocular antibacterial" → "ophthalmic"), else None.
+    Every part of the class must name it, and none may be systemic: azithromycin is listed among
+    "Macrolides" and "Otic Systemic Anti-infectives" (an oral drug for ear infections)."""
+    routes = set()
+    for part in filter(None, (p.strip() for p in drug.drug_class.lower().split(";"))):
+        words = set(re.findall(r"[a-z]+", part))
+        route = next((v for k, v in LOCAL_ROUTES.items() if k in words), None)
+        if route is None or "systemic" in words:
+            return None
+        routes.add(route)
+    return routes.pop() if len(routes) == 1 else None
 
 
 def audit(drugs: Sequence[Drug], *, lexicon: NameLexicon | None = None, near_ratio: float = 90.0) -> list[AuditFinding]:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from medground.corpus.base import BadInputError
 from medground.corpus.drug_audit import is_partial_name
+from medground.corpus.drug_classes import caption_class, class_label, expand_abbreviation
 from medground.drug_schema import (
     AttributeType,
     Drug,
@@ -50,6 +51,9 @@ class CatalogBuilder:
         self.unknown: list[UnknownHeading] = []
         self.problems: list[str] = []
         self.counts: Counter[str] = Counter()
+        # drug_id → the class labels of the tables the drug is listed in (see finish)
+        self.table_classes: dict[str, list[str]] = {}
+        self.definition_texts: list[str] = []  # where an abbreviated class is spelled out
 
     def drug(self, parsed: ParsedName, source_kind: str) -> Drug:
         generic = parsed.generic
@@ -98,10 +102,25 @@ class CatalogBuilder:
                     d.synonyms.append(variant)
                 self.counts["lexicon_names"] += 1
 
+    def add_table_classes(self) -> None:
+        """A drug with no "Drug class" cell of its own takes the classes of the tables that list
+        it (:mod:`medground.corpus.drug_classes`) as its class: what its name is matched by in
+        another drug's interactions list. No drug-class *entry* is made of them: on the Medication
+        QA development part such entries answered questions of other kinds ("what milligrams
+        does olanzapine come in" → its class; 10 replies lost, none gained)."""
+        for drug_id, labels in sorted(self.table_classes.items()):
+            drug = self.drugs[drug_id]
+            if drug.drug_class:
+                continue
+            names = dict.fromkeys(expand_abbreviation(label, self.definition_texts) for label in labels)
+            drug.drug_class = "; ".join(names)
+            self.counts["drug_classes_from_tables"] += 1
+
     def finish(self) -> DrugCatalog:
         from medground.corpus.drug_audit import resolve_brand_conflicts
 
         self.enrich_from_lexicon()
+        self.add_table_classes()  # after every prototype table has given its class
         drugs = sorted(self.drugs.values(), key=lambda d: d.drug_id)
         resolved = resolve_brand_conflicts(drugs, self.lexicon)  # one name, one drug
         self.problems += resolved
@@ -190,10 +209,14 @@ def add_drug_list_table(builder: CatalogBuilder, table, source: str) -> int:
     for h, t in zip(table.header[1:], columns[1:]):
         if t is None:
             builder.unknown.append(UnknownHeading(source, h))
+    table_class = caption_class(table.caption or table.title)
+    group = None
     added = 0
     for row in table.rows:
         if not row or not any(c.strip() for c in row[1:]):
-            continue  # group rows such as "Other Anthracyclines"
+            # a group row ("Penicillin", "Other Anthracyclines") names the class of those below
+            group = class_label(row[0]) if row and row[0].strip() else None
+            continue
         named = parse_name_with_brands(row[0])
         if named is None:
             name = re.sub(r"\s+", " ", row[0]).strip()
@@ -206,17 +229,21 @@ def add_drug_list_table(builder: CatalogBuilder, table, source: str) -> int:
         for cell, type_, heading in zip(row[1:], columns[1:], table.header[1:]):
             if type_ is not None:
                 builder.add_attribute(drug, type_, cell, source, heading)
+        for label in (group, table_class):
+            if label:
+                builder.table_classes.setdefault(drug.drug_id, []).append(label)
         added += 1
     return added
 
 
 def add_openstax_book(builder: CatalogBuilder, book_dir: Path) -> None:
-    from medground.corpus.openstax import iter_module_tables
+    from medground.corpus.openstax import iter_module_tables, parse_cnxml
 
     modules = sorted(Path(book_dir).glob("modules/*/index.cnxml"))
     if not modules:
         raise BadInputError(book_dir, "modules/*/index.cnxml", "OpenStax CNXML modules", "none")
     for path in modules:
+        builder.definition_texts.append(re.sub(r"\s+", " ", " ".join(parse_cnxml(path).itertext())))
         for i, table in enumerate(iter_module_tables(path)):
             source = f"{table.module_id}#{table.table_id or f'table-{i}'}"
             caption = (table.caption or table.title).strip()

@@ -43,6 +43,7 @@ from medground.reading.consult_text import (
     stop_words,
     with_parts,
 )
+from medground.reading.class_match import named_class, names_a_group
 from medground.reading.reply import quote_line
 from medground.schema import Citation
 
@@ -134,6 +135,7 @@ class ItemMatch:
     text: str
     similarity: float
     phrase: str  # the patient's words it matched
+    class_of: str = ""  # the named drug whose class (``phrase``) the item names, if that matched it
 
 
 @dataclass(slots=True)
@@ -370,6 +372,8 @@ class ConsultReader:
                             hit = rare & word_set(m.text)
                             if hit and m.similarity < s.lexical_match:
                                 m.similarity, m.phrase = s.lexical_match, sorted(hit)[0]
+                    if attr.type is A.INTERACTIONS:
+                        self._match_classes(matches, [o for o in named if o is not drug])
                     matches.sort(key=lambda m: -m.similarity)
                 top = matches[0].similarity if matches else 0.0
                 score = float(np.log(p_type.get(attr.type, 0.0) + 1e-3)) + s.item_weight * max(0.0, top - s.item_floor)
@@ -377,6 +381,17 @@ class ConsultReader:
         # ties (no item above the floor) go to the entry whose best item is closest all the same
         choices.sort(key=lambda c: (-c.score, -(c.best.similarity if c.best else 0.0)))
         return choices, p_none, p_type
+
+    def _match_classes(self, matches: list[ItemMatch], others: Sequence[Drug]) -> None:
+        """An interactions item that names another named drug's class ("statin drugs" for
+        simvastatin, :mod:`medground.reading.class_match`) is what was asked, whatever the
+        embedding says."""
+        for m in matches:
+            for other in others:
+                label = named_class(other.drug_class, m.text) if other.drug_class else None
+                if label is not None and m.similarity < self.settings.lexical_match:
+                    m.similarity, m.phrase, m.class_of = self.settings.lexical_match, label, other.display_name
+                    break
 
     def partners(self, subject_id: str, other_ids: Sequence[str], context_ids: Sequence[str] = (),
                  p_type: dict[AttributeType, float] | None = None) -> list[Drug]:
@@ -557,19 +572,24 @@ class ConsultReader:
                 lead = "Yes \u2014 " if is_yes_no(turn) and asks_side_effects else ""
                 return f"{lead}{listed} {verb} listed among {drug}'s {PHRASE[t]} [1].", items
             if t is A.INTERACTIONS:
-                return f"Caution \u2014 {drug}'s listed interactions include {listed} [1].", items
+                grouped = next((m for m in matched if m.class_of), None)
+                group = f" ({grouped.class_of}'s class in the database: {grouped.phrase})" if grouped else ""
+                return f"Caution \u2014 {drug}'s listed interactions include {listed} [1]{group}.", items
             if t in {A.CONTRAINDICATIONS, A.WARNINGS, A.BOXED_WARNING}:
                 return f"Caution \u2014 {listed} {verb} listed in {drug}'s {PHRASE[t]} [1].", items
             return f"{drug}'s {PHRASE[t]} include {listed} [1].", items
         if t is A.INTERACTIONS and partners:
             names = join_items([d.display_name for d in partners])
-            if all(d.drug_class for d in partners):
-                # a drug's name is matched by name, generic and class: unmatched is not listed
-                return (f"The database does not list {names} among {drug}'s interactions [1]; "
+            named = join_items([f"{d.display_name} ({d.drug_class})" if d.drug_class else d.display_name
+                                for d in partners])
+            if all(d.drug_class for d in partners) and not any(names_a_group(i) for i in all_items):
+                # a drug is matched by name, generic and class, and the entry lists only single
+                # drugs and foods: unmatched is not listed
+                return (f"The database does not list {named} among {drug}'s interactions [1]; "
                         f"it lists: {self._listing(text)}.", [])
-            # a drug whose class the database does not know may sit in a listed group (a statin
-            # under "HMG-CoA reductase inhibitors"): the entry does not name it, which is all we know
-            return (f"{drug}'s interactions [1] do not name {names}; they list: {self._listing(text)}. "
+            # a listed group may hold the drug under no class the database knows (simvastatin is
+            # a "CYP3A4 substrate"): the entry does not name it, which is all we know
+            return (f"{drug}'s interactions [1] do not name {named}; they list: {self._listing(text)}. "
                     f"Whether {names} belongs to one of these groups is for your pharmacist or doctor to judge.",
                     [])
         if prose:

@@ -29,6 +29,15 @@ _OWN = re.compile(r"\b(my|i take|i'm taking|i am taking|i'm on|i am on|i('ve| ha
 # speaks of themself again ("my wife is on X, but I take Y": Y is the patient's).
 _THIRD = re.compile(r"\b(husband|wife|partner|sister|brother|mother|mom|father|dad|son|daughter|friend|"
                     r"neighbou?r|aunt|uncle|grand\w+|he|him|his|she|her|they|them|their)\b(?:(?!\b(?:i|i'm|me|my)\b)[^.?!]){0,30}$")
+# The patient means to take a relative's medicine ("my wife has a bottle of ibuprofen … can I take
+# those with my lithium?"): the nearest relative's drug before it becomes the patient's own.
+_TAKE_THEIRS = re.compile(
+    r"\b(?:(?:can|could|may|should|would|might)\s+i\s+(?:be\s+able\s+to\s+)?"
+    r"|(?:is|would)\s+it\s+be\s+(?:ok|okay|safe|alright|fine)\s+(?:for\s+me\s+)?to\s+"
+    r"|(?:is|it's)\s+it\s+(?:ok|okay|safe|alright|fine)\s+(?:for\s+me\s+)?to\s+"
+    r"|(?:if|when)\s+i\s+)(?:just\s+|also\s+)?(?:take|use|try|borrow|have)\s+"
+    r"(?:(?:some|any|one|two|a\s+couple|a\s+few)\s+of\s+)?"
+    r"(?:those|these|them|it|some|one|a\s+few|a\s+couple|hers|his|theirs)\b")
 _LEFT = re.compile(r"\b(used to (take|be on)|stopped( taking)?|switched (me )?(off|from)|no longer (take|on)|"
                    r"instead of|quit|came off|weaned off)\W+(\w+\W+){0,2}$")
 
@@ -63,6 +72,12 @@ def mentions(retriever: DrugRetriever, turns: list[str]) -> list[Mention]:
             out.append(Mention(m.drug_id, t, pos if pos >= 0 else len(low), m.span, score,
                                own=bool(_OWN.search(before)) and not _THIRD.search(before),
                                left=bool(_LEFT.search(before)), third_party=bool(_THIRD.search(before))))
+        for take in _TAKE_THEIRS.finditer(low):
+            # the relative's drug named last before "can I take those" (this turn or earlier)
+            theirs = [m for m in out if m.third_party and (m.turn, m.position) < (t, take.start())]
+            if theirs:
+                for m in (m for m in out if m.drug_id == theirs[-1].drug_id and m.third_party):
+                    m.third_party, m.own = False, True
     return out
 
 

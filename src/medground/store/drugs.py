@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import warnings
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from medground import paths
 from medground.drug_schema import (
+    CATALOG_VERSION,
     AttributeType,
     Drug,
     DrugAttribute,
@@ -109,7 +111,7 @@ class DrugStore:
                  for a in catalog.attributes])
             unknown = [{"source": u.source, "heading": u.heading} for u in catalog.unknown_headings]
             meta = {"counts": catalog.counts, "unknown_headings": unknown,
-                    "problems": catalog.problems}
+                    "problems": catalog.problems, "catalog_version": CATALOG_VERSION}
             self._conn.executemany("INSERT INTO meta VALUES (?, ?)",
                                    [(k, json.dumps(v)) for k, v in meta.items()])
 
@@ -122,6 +124,11 @@ class DrugStore:
         if self.is_empty():
             raise EmptyDrugStoreError(f"{self.path}: the medicine database is empty; run "
                                       "`medground drugs build` first")
+        built = self.meta("catalog_version") or 1
+        if built < CATALOG_VERSION:
+            warnings.warn(f"{self.path} was built by an older version of the builders (catalog "
+                          f"version {built}, now {CATALOG_VERSION}): run `medground drugs build` "
+                          "to get what they add", stacklevel=2)
 
     def drugs(self) -> list[Drug]:
         rows = self._conn.execute("SELECT * FROM drugs ORDER BY drug_id").fetchall()

@@ -1,0 +1,71 @@
+"""Is a drug's class what an interactions item names? ("HMG-CoA reductase inhibitors/statin
+drugs" names simvastatin's class, "Statins"; "CYP2C19 inhibitors" does not name pantoprazole's,
+"Proton-pump inhibitors (PPIs)".)
+
+Embedding similarity between a class label and an item is too loose to decide it (those two pairs
+score 0.54 and 0.48 with MiniLM), and a wrong decision either way is a wrong reply: "does not
+list simvastatin" under a list that names statins, or a caution about a group the drug is not in.
+A class label is read as alternatives ("Statins and PCSK9 Inhibitors", "Nonsteroidal
+anti-inflammatory drug (NSAID)": each part, and the abbreviation, on its own); an item names the
+class when it holds *every* word of one alternative (singular or plural), so "Calcium channel
+blockers" never matches "Beta blockers" and "Angiotensin II receptor blocker" never matches
+"Angiotensin-converting enzyme inhibitors".
+"""
+
+from __future__ import annotations
+
+import re
+
+_ALTERNATIVES = re.compile(r";|,|/|\band\b|\bor\b", re.IGNORECASE)
+_PAREN = re.compile(r"\(([^()]*)\)")
+_WORD = re.compile(r"[a-z0-9]+")  # "proton-pump" is "proton pump"
+# Nouns every class label may carry without saying which class ("Antiviral agent", "Oral
+# diabetes drugs"): an item need not repeat them.
+_FILLER = {"drug", "drugs", "agent", "agents", "medication", "medications", "medicine", "medicines",
+           "class", "other", "the", "for", "of", "used"}
+# Head nouns of class names: alone they name no class ("inhibitor" would match any inhibitors).
+_HEADS = {"inhibitor", "blocker", "agonist", "antagonist", "receptor", "modulator", "selective",
+          "synthetic", "hormone", "derivative", "analog", "analogue", "enzyme", "channel"}
+
+
+def _stem(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
+def _words(text: str) -> set[str]:
+    return {_stem(w) for w in _WORD.findall(text.lower()) if len(w) > 2 and w not in _FILLER}
+
+
+def class_alternatives(drug_class: str) -> list[tuple[str, frozenset[str]]]:
+    """(label part, the words an item must hold to name it), in the label's order."""
+    out: list[tuple[str, frozenset[str]]] = []
+    for part in _ALTERNATIVES.split(drug_class or ""):
+        # "Proton pump inhibitor (PPI)": the name, and the abbreviation; "Angiotensin-converting
+        # enzyme (ACE) inhibitor": the name without it, and "ACE inhibitor"
+        names = [re.sub(r"\s+", " ", _PAREN.sub(" ", part)).strip()]
+        if paren := _PAREN.search(part):  # and the abbreviation with what follows it: "ACE inhibitor"
+            names.append(re.sub(r"\s+", " ", f"{paren.group(1)} {part[paren.end():]}").strip())
+        for name in names:
+            words = frozenset(_words(name))
+            if not words or (len(words) == 1 and next(iter(words)) in _HEADS):
+                continue
+            if all(words != w for _, w in out):
+                out.append((name, words))
+    return out
+
+
+def named_class(drug_class: str, item: str) -> str | None:
+    """The part of ``drug_class`` that ``item`` names, or None."""
+    have = _words(item)
+    return next((part for part, words in class_alternatives(drug_class) if words <= have), None)
+
+
+# a plural word (not "-ss", "-us", "-is": "Glass", "Digitalis") or a plural acronym ("MAOIs")
+_PLURAL = re.compile(r"\b[A-Za-z0-9-]*[a-z]{2,}[a-hj-rtv-z]s\b|\b[A-Z][A-Z0-9]+s\b")
+
+
+def names_a_group(item: str) -> bool:
+    """An item that names a group of drugs ("CYP3A4 substrates", "Anticoagulants", "MAOIs"), not
+    one drug or food ("Digoxin (increases effect)", "Grapefruit juice"): a plural word outside
+    its parenthetical note. A drug can sit in such a group under no class the database knows."""
+    return bool(_PLURAL.search(_PAREN.sub(" ", item)))

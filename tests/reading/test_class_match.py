@@ -1,0 +1,36 @@
+import pytest
+
+from medground.reading.class_match import class_alternatives, named_class
+
+
+@pytest.mark.parametrize("drug_class, item, expected", [
+    ("Statins and PCSK9 Inhibitors", "HMG-CoA reductase inhibitors/statin drugs (risk of myopathy)", "Statins"),
+    ("Nonsteroidal anti-inflammatory drug (NSAID)", "NSAIDs, warfarin, SSRIs, SNRIs", "NSAID"),
+    ("Angiotensin-converting enzyme (ACE) inhibitor", "ACE inhibitors", "ACE inhibitor"),
+    ("Proton-pump inhibitors (PPIs)", "proton pump inhibitors", "Proton-pump inhibitors"),
+    ("Tetracycline; Antibiotics", "Antibiotics (reduced effect)", "Antibiotics"),
+    # every word of one alternative must be there: a shared head noun is no match
+    ("Proton-pump inhibitors (PPIs)", "CYP2C19 inhibitors", None),
+    ("Calcium Channel Blockers", "Beta blockers", None),
+    ("Angiotensin II receptor blocker (ARB)", "Angiotensin-converting enzyme inhibitors", None),
+    ("Oral Diabetes Drugs", "Oral contraceptives", None),
+    ("", "Anything", None),
+])
+def test_named_class(drug_class, item, expected):
+    assert named_class(drug_class, item) == expected
+
+
+def test_a_head_noun_alone_is_no_alternative():
+    assert [name for name, _ in class_alternatives("H2 receptor antagonist/blocker")] == ["H2 receptor antagonist"]
+
+
+@pytest.mark.parametrize("item, group", [
+    ("CYP3A4 substrates", True), ("Anticoagulants", True), ("MAOIs", True),
+    ("NSAIDs, warfarin, SSRIs", True), ("Ketoconazole and similar drugs", True),
+    ("Digoxin (increases effect)", False), ("Grapefruit juice", False), ("Lithium", False),
+    ("Digitalis", False), ("St. John's wort", False), ("Alcohol", False),
+])
+def test_names_a_group(item, group):
+    from medground.reading.class_match import names_a_group
+
+    assert names_a_group(item) is group
