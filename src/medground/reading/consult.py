@@ -23,6 +23,7 @@ The weights are settings, fitted on development sets only (benchmarks/consult_e2
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -226,6 +227,14 @@ def record_citation(drug: Drug, attribute: DrugAttribute, number: int = 1) -> Ci
     return Citation(number=number, chunk_id=f"{attribute.drug_id}:{attribute.type.value}", book="Medicine database",
                     chapter=drug.display_name, section=attribute.type.value, title=drug.display_name,
                     text=attribute.text, score=1.0, char_end=len(attribute.text))
+
+
+def with_class(drug: Drug) -> str:
+    """"Pantoprazole (Proton-pump inhibitors, PPIs)": the name with its class, if known."""
+    if not drug.drug_class:
+        return drug.display_name
+    flat = re.sub(r"\s*\(([^()]*)\)", r", \1", drug.drug_class)  # no parentheses within parentheses
+    return f"{drug.display_name} ({flat})"
 
 
 class ConsultReader:
@@ -580,8 +589,7 @@ class ConsultReader:
             return f"{drug}'s {PHRASE[t]} include {listed} [1].", items
         if t is A.INTERACTIONS and partners:
             names = join_items([d.display_name for d in partners])
-            named = join_items([f"{d.display_name} ({d.drug_class})" if d.drug_class else d.display_name
-                                for d in partners])
+            named = join_items([with_class(d) for d in partners])
             if all(d.drug_class for d in partners) and not any(names_a_group(i) for i in all_items):
                 # a drug is matched by name, generic and class, and the entry lists only single
                 # drugs and foods: unmatched is not listed
