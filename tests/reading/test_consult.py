@@ -400,7 +400,7 @@ def test_a_question_without_its_auxiliary_is_still_a_yes_no_question():
 
 
 def test_a_long_item_is_named_by_its_opening_words():
-    from medground.reading.consult import brief
+    from medground.reading.consult_sentences import brief
 
     item = ("* Bipolar depression: akathisia, extrapyramidal symptoms, and somnolence, The information "
             "below is derived from an integrated clinical study database")

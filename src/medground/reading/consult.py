@@ -13,7 +13,8 @@ which reach "my lips swelled" and "a glass of wine" where MiniLM alone does not.
 
 The reply is deterministic, filled from the matched items: a first sentence that answers in plain
 words with its citation, the matched items quoted (not the whole list), and the drug's boxed
-warning when it has one. Nothing is generated, so nothing needs a support check.
+warning when it has one (the first sentence's templates: reading/consult_sentences.py). Nothing is
+generated, so nothing needs a support check.
 
 It abstains only when no entry can relate: the typer says the question is of a kind no drug
 record answers (price, appearance, ingredients) and no item matches what was said, or the drug
@@ -23,7 +24,6 @@ The weights are settings, fitted on development sets only (benchmarks/consult_e2
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -36,34 +36,23 @@ from medground.drug_schema import AttributeType, Drug, DrugAttribute
 from medground.reading.consult_text import (
     WORD,
     content_phrases,
-    is_yes_no,
-    join_items,
-    opening,
     questions,
     split_items,
     stop_words,
     with_parts,
 )
-from medground.reading.class_match import named_class, names_a_group
+from medground.reading.class_match import named_class
+from medground.reading.consult_sentences import PHRASE, first_sentence, listing
 from medground.reading.reply import quote_line
 from medground.schema import Citation
 
 A = AttributeType
-
-# Entries that list things (one item a line): a question about one thing is answered by the item.
-LIST_TYPES = frozenset({A.ADVERSE_REACTIONS, A.INTERACTIONS, A.CONTRAINDICATIONS, A.WARNINGS,
-                        A.BOXED_WARNING, A.INDICATIONS, A.THERAPEUTIC_EFFECTS})
 # Entries whose items are conditions and effects, the patient's lay words for which MiniLM misses.
 # Not interactions (drug names: matched by name, generic and class, which the check cannot see
 # when the other drug was named turns earlier) nor indications (what the patient mentions in
 # passing, "for my hair loss", is not what they ask).
 CHECKED_TYPES = frozenset({A.ADVERSE_REACTIONS, A.CONTRAINDICATIONS, A.WARNINGS, A.BOXED_WARNING})
-PHRASE = {A.ADVERSE_REACTIONS: "side effects (adverse reactions)", A.INTERACTIONS: "interactions",
-          A.CONTRAINDICATIONS: "contraindications (when it should not be used)",
-          A.WARNINGS: "warnings and precautions", A.BOXED_WARNING: "boxed warning", A.DOSAGE: "dosage",
-          A.INDICATIONS: "uses (indications)", A.MECHANISM: "mechanism of action", A.DRUG_CLASS: "drug class",
-          A.THERAPEUTIC_EFFECTS: "therapeutic effects", A.STORAGE: "storage",
-          A.SPECIAL_POPULATIONS: "use in special populations"}
+
 
 
 class ConsultReplySettings(BaseModel):
@@ -198,13 +187,6 @@ def word_set(text: str) -> set[str]:
     return out
 
 
-def brief(text: str, limit: int) -> str:
-    """``text`` cut at a word boundary within ``limit`` characters, marked with an ellipsis."""
-    if len(text) <= limit:
-        return text
-    return text[:limit].rsplit(" ", 1)[0].rstrip(" ,;:") + " \u2026"
-
-
 def part_of(a: Drug, b: Drug) -> bool:
     """One drug is a component of the other (amoxicillin of amoxicillin/clavulanate): not two
     medicines taken together."""
@@ -227,14 +209,6 @@ def record_citation(drug: Drug, attribute: DrugAttribute, number: int = 1) -> Ci
     return Citation(number=number, chunk_id=f"{attribute.drug_id}:{attribute.type.value}", book="Medicine database",
                     chapter=drug.display_name, section=attribute.type.value, title=drug.display_name,
                     text=attribute.text, score=1.0, char_end=len(attribute.text))
-
-
-def with_class(drug: Drug) -> str:
-    """"Pantoprazole (Proton-pump inhibitors, PPIs)": the name with its class, if known."""
-    if not drug.drug_class:
-        return drug.display_name
-    flat = re.sub(r"\s*\(([^()]*)\)", r", \1", drug.drug_class)  # no parentheses within parentheses
-    return f"{drug.display_name} ({flat})"
 
 
 class ConsultReader:
@@ -511,7 +485,7 @@ class ConsultReader:
         # amiodarone, is named in "does not list Simvastatin …", not called "what you describe")
         partners = (list({c.drug.drug_id: c.drug for c in choices if c.drug is not best.drug}.values())
                     or [d for d in others if d is not best.drug])
-        first, quotes = self._first_sentence(turns[-1] if turns else "", best, matched, p_type, partners)
+        first, quotes = first_sentence(turns[-1] if turns else "", best, matched, s, p_type, partners)
         parts = [first]
         if quotes:
             parts.append(quote_line(citations[0].label, 1, quotes))
@@ -523,7 +497,7 @@ class ConsultReader:
             if other is not None:
                 citations.append(record_citation(other.drug, other.attribute, len(citations) + 1))
                 parts.append(f"{other.drug.display_name}'s interactions list: "
-                             f"{self._listing(other.attribute.text)} [{citations[-1].number}].")
+                             f"{listing(other.attribute.text, s.max_listed)} [{citations[-1].number}].")
         # The other named drug's own interactions entry, when it lists the subject (or its class).
         second = next((c for c in choices[1:] if c.drug is not drug and c.attribute.type is A.INTERACTIONS
                        and c.best is not None and c.best.similarity >= s.match_at), None)
@@ -542,85 +516,3 @@ class ConsultReader:
             parts.append(f"{name} carries a boxed warning: \u201c{warn}\u201d [{citations[-1].number}].")
         return Reply("answered", " ".join(parts), citations, first, matched=[m.text for m in matched],
                      quotes=quotes, chosen=best, ranked=choices, p_none=p_none)
-
-    def _listing(self, text: str) -> str:
-        """An entry's items, at most ``max_listed`` named and the rest counted."""
-        items = list(dict.fromkeys(split_items(text.strip())))
-        shown = "; ".join(i.rstrip(".") for i in items[: self.settings.max_listed])
-        more = len(items) - self.settings.max_listed
-        return shown + (f"; and {more} more" if more > 0 else "")
-
-    def _first_sentence(self, turn: str, best: EntryChoice, matched: list[ItemMatch],
-                        p_type: dict[AttributeType, float] | None = None,
-                        partners: Sequence[Drug] = ()) -> tuple[str, list[str]]:
-        """The answer in plain words (cited [1]) and the entry's words to quote after it;
-        ``partners``: the other named drugs, whose names an interactions entry would list."""
-        s = self.settings
-        t, drug = best.attribute.type, best.drug.display_name
-        items = [m.text for m in matched]
-        text = best.attribute.text.strip()
-        all_items = list(dict.fromkeys(split_items(text)))
-        # One paragraph split into sentences, or a label section of many or long lines, is prose:
-        # quote its lines closest to the question. A list of short items (a prototype table's
-        # adverse effects, 13 lines or 30) is a list whatever its length; a short entry of a few
-        # long lines (a dose schedule) is quoted whole.
-        short = "\n" in text and max((len(i) for i in all_items), default=0) <= s.short_item
-        prose = len(all_items) > 1 and ("\n" not in text or
-                                        (not short and (len(all_items) > s.max_listed or len(text) > 600)))
-        if t in LIST_TYPES and items:
-            # a label section's item can be a paragraph: the sentence names its opening words,
-            # the quote after it gives its opening sentences verbatim
-            listed = join_items([brief(i, s.short_item) for i in items])
-            items = [opening(i, s.quote_chars) for i in items]
-            verb = "is" if len(items) == 1 else "are"
-            if t is A.ADVERSE_REACTIONS:
-                # "Yes" only when the question is a yes/no question about side effects.
-                # or when the LLM affirmed that what the patient describes is the item named.
-                asks_side_effects = ((bool(p_type) and max(p_type, key=p_type.get) is A.ADVERSE_REACTIONS)
-                                     or any(best.checked.get(i, 0.0) > 0.5 for i in items))
-                lead = "Yes \u2014 " if is_yes_no(turn) and asks_side_effects else ""
-                return f"{lead}{listed} {verb} listed among {drug}'s {PHRASE[t]} [1].", items
-            if t is A.INTERACTIONS:
-                grouped = next((m for m in matched if m.class_of), None)
-                group = f" ({grouped.class_of}'s class in the database: {grouped.phrase})" if grouped else ""
-                return f"Caution \u2014 {drug}'s listed interactions include {listed} [1]{group}.", items
-            if t in {A.CONTRAINDICATIONS, A.WARNINGS, A.BOXED_WARNING}:
-                return f"Caution \u2014 {listed} {verb} listed in {drug}'s {PHRASE[t]} [1].", items
-            return f"{drug}'s {PHRASE[t]} include {listed} [1].", items
-        if t is A.INTERACTIONS and partners:
-            names = join_items([d.display_name for d in partners])
-            named = join_items([with_class(d) for d in partners])
-            if all(d.drug_class for d in partners) and not any(names_a_group(i) for i in all_items):
-                # a drug is matched by name, generic and class, and the entry lists only single
-                # drugs and foods: unmatched is not listed
-                return (f"The database does not list {named} among {drug}'s interactions [1]; "
-                        f"it lists: {self._listing(text)}.", [])
-            # a listed group may hold the drug under no class the database knows (simvastatin is
-            # a "CYP3A4 substrate"): the entry does not name it, which is all we know
-            return (f"{drug}'s interactions [1] do not name {named}; they list: {self._listing(text)}. "
-                    f"Whether {names} belongs to one of these groups is for your pharmacist or doctor to judge.",
-                    [])
-        if prose:
-            close = [opening(m.text, s.quote_chars) for m in best.items[: s.prose_quote]] or \
-                [opening(i, s.quote_chars) for i in all_items[: s.prose_quote]]
-            return f"From {drug}'s {PHRASE.get(t, t.value)} [1], the lines closest to your question:", close
-        if t in {A.ADVERSE_REACTIONS, A.INTERACTIONS, A.CONTRAINDICATIONS, A.WARNINGS} and is_yes_no(turn):
-            near = best.best if best.best is not None and best.best.similarity >= s.item_floor else None
-            if near is not None and near.similarity >= s.hedge_at:
-                what = "it is what you describe" if t is A.ADVERSE_REACTIONS else "it covers what you asked about"
-                return (f"The closest item listed among {drug}'s {PHRASE[t]} is \u201c{near.text}\u201d [1]; "
-                        f"whether {what} is for your pharmacist or doctor to judge.", [])
-            # an item near what was said, but no match: not listed in those words, and the list decides
-            words, judge = ((", in those words,", " Whether one of these is what you mean is for your pharmacist "
-                             "or doctor to judge.") if near is not None else ("", ""))
-            return (f"The database does not list what you describe{words} among {drug}'s {PHRASE[t]} [1]; "
-                    f"it lists: {self._listing(text)}.{judge}", [])
-        if t is A.DRUG_CLASS:
-            return f"{drug} is a medicine of this class: {text.rstrip('.')} [1].", []
-        if t is A.INDICATIONS:
-            return f"{drug} is used for: {'; '.join(i.rstrip('.') for i in all_items)} [1].", []
-        if t is A.DOSAGE:
-            return f"The database gives this dosage for {drug} [1]: \u201c{text}\u201d", []
-        if t is A.MECHANISM:
-            return f"How {drug} works [1]: \u201c{text}\u201d", []
-        return f"{drug}'s {PHRASE.get(t, t.value)} [1]: {'; '.join(all_items)}.", []

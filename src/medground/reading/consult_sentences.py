@@ -1,0 +1,126 @@
+"""The consultation reply's first sentence: the answer in plain words, built from the chosen entry
+and its matched items by deterministic templates (reading/consult.py chooses the entry)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from medground.drug_schema import AttributeType, Drug
+from medground.reading.class_match import names_a_group
+from medground.reading.consult_text import is_yes_no, join_items, opening, split_items
+
+if TYPE_CHECKING:
+    from medground.reading.consult import ConsultReplySettings, EntryChoice, ItemMatch
+
+A = AttributeType
+
+# Entries that list things (one item a line): a question about one thing is answered by the item.
+LIST_TYPES = frozenset({A.ADVERSE_REACTIONS, A.INTERACTIONS, A.CONTRAINDICATIONS, A.WARNINGS,
+                        A.BOXED_WARNING, A.INDICATIONS, A.THERAPEUTIC_EFFECTS})
+PHRASE = {A.ADVERSE_REACTIONS: "side effects (adverse reactions)", A.INTERACTIONS: "interactions",
+          A.CONTRAINDICATIONS: "contraindications (when it should not be used)",
+          A.WARNINGS: "warnings and precautions", A.BOXED_WARNING: "boxed warning", A.DOSAGE: "dosage",
+          A.INDICATIONS: "uses (indications)", A.MECHANISM: "mechanism of action", A.DRUG_CLASS: "drug class",
+          A.THERAPEUTIC_EFFECTS: "therapeutic effects", A.STORAGE: "storage",
+          A.SPECIAL_POPULATIONS: "use in special populations"}
+
+
+def brief(text: str, limit: int) -> str:
+    """``text`` cut at a word boundary within ``limit`` characters, marked with an ellipsis."""
+    if len(text) <= limit:
+        return text
+    return text[:limit].rsplit(" ", 1)[0].rstrip(" ,;:") + " \u2026"
+
+
+def with_class(drug: Drug) -> str:
+    """"Pantoprazole (Proton-pump inhibitors, PPIs)": the name with its class, if known."""
+    if not drug.drug_class:
+        return drug.display_name
+    flat = re.sub(r"\s*\(([^()]*)\)", r", \1", drug.drug_class)  # no parentheses within parentheses
+    return f"{drug.display_name} ({flat})"
+
+
+def listing(text: str, max_listed: int) -> str:
+    """An entry's items, at most ``max_listed`` named and the rest counted."""
+    items = list(dict.fromkeys(split_items(text.strip())))
+    shown = "; ".join(i.rstrip(".") for i in items[: max_listed])
+    more = len(items) - max_listed
+    return shown + (f"; and {more} more" if more > 0 else "")
+
+
+def first_sentence(turn: str, best: EntryChoice, matched: list[ItemMatch], settings: ConsultReplySettings,
+                   p_type: dict[AttributeType, float] | None = None,
+                   partners: Sequence[Drug] = ()) -> tuple[str, list[str]]:
+    """The answer in plain words (cited [1]) and the entry's words to quote after it;
+    ``partners``: the other named drugs, whose names an interactions entry would list."""
+    s = settings
+    t, drug = best.attribute.type, best.drug.display_name
+    items = [m.text for m in matched]
+    text = best.attribute.text.strip()
+    all_items = list(dict.fromkeys(split_items(text)))
+    # One paragraph split into sentences, or a label section of many or long lines, is prose:
+    # quote its lines closest to the question. A list of short items (a prototype table's
+    # adverse effects, 13 lines or 30) is a list whatever its length; a short entry of a few
+    # long lines (a dose schedule) is quoted whole.
+    short = "\n" in text and max((len(i) for i in all_items), default=0) <= s.short_item
+    prose = len(all_items) > 1 and ("\n" not in text or
+                                    (not short and (len(all_items) > s.max_listed or len(text) > 600)))
+    if t in LIST_TYPES and items:
+        # a label section's item can be a paragraph: the sentence names its opening words,
+        # the quote after it gives its opening sentences verbatim
+        listed = join_items([brief(i, s.short_item) for i in items])
+        items = [opening(i, s.quote_chars) for i in items]
+        verb = "is" if len(items) == 1 else "are"
+        if t is A.ADVERSE_REACTIONS:
+            # "Yes" only when the question is a yes/no question about side effects.
+            # or when the LLM affirmed that what the patient describes is the item named.
+            asks_side_effects = ((bool(p_type) and max(p_type, key=p_type.get) is A.ADVERSE_REACTIONS)
+                                 or any(best.checked.get(i, 0.0) > 0.5 for i in items))
+            lead = "Yes \u2014 " if is_yes_no(turn) and asks_side_effects else ""
+            return f"{lead}{listed} {verb} listed among {drug}'s {PHRASE[t]} [1].", items
+        if t is A.INTERACTIONS:
+            grouped = next((m for m in matched if m.class_of), None)
+            group = f" ({grouped.class_of}'s class in the database: {grouped.phrase})" if grouped else ""
+            return f"Caution \u2014 {drug}'s listed interactions include {listed} [1]{group}.", items
+        if t in {A.CONTRAINDICATIONS, A.WARNINGS, A.BOXED_WARNING}:
+            return f"Caution \u2014 {listed} {verb} listed in {drug}'s {PHRASE[t]} [1].", items
+        return f"{drug}'s {PHRASE[t]} include {listed} [1].", items
+    if t is A.INTERACTIONS and partners:
+        names = join_items([d.display_name for d in partners])
+        named = join_items([with_class(d) for d in partners])
+        if all(d.drug_class for d in partners) and not any(names_a_group(i) for i in all_items):
+            # a drug is matched by name, generic and class, and the entry lists only single
+            # drugs and foods: unmatched is not listed
+            return (f"The database does not list {named} among {drug}'s interactions [1]; "
+                    f"it lists: {listing(text, s.max_listed)}.", [])
+        # a listed group may hold the drug under no class the database knows (simvastatin is
+        # a "CYP3A4 substrate"): the entry does not name it, which is all we know
+        return (f"{drug}'s interactions [1] do not name {named}; they list: {listing(text, s.max_listed)}. "
+                f"Whether {names} belongs to one of these groups is for your pharmacist or doctor to judge.",
+                [])
+    if prose:
+        close = [opening(m.text, s.quote_chars) for m in best.items[: s.prose_quote]] or \
+            [opening(i, s.quote_chars) for i in all_items[: s.prose_quote]]
+        return f"From {drug}'s {PHRASE.get(t, t.value)} [1], the lines closest to your question:", close
+    if t in {A.ADVERSE_REACTIONS, A.INTERACTIONS, A.CONTRAINDICATIONS, A.WARNINGS} and is_yes_no(turn):
+        near = best.best if best.best is not None and best.best.similarity >= s.item_floor else None
+        if near is not None and near.similarity >= s.hedge_at:
+            what = "it is what you describe" if t is A.ADVERSE_REACTIONS else "it covers what you asked about"
+            return (f"The closest item listed among {drug}'s {PHRASE[t]} is \u201c{near.text}\u201d [1]; "
+                    f"whether {what} is for your pharmacist or doctor to judge.", [])
+        # an item near what was said, but no match: not listed in those words, and the list decides
+        words, judge = ((", in those words,", " Whether one of these is what you mean is for your pharmacist "
+                         "or doctor to judge.") if near is not None else ("", ""))
+        return (f"The database does not list what you describe{words} among {drug}'s {PHRASE[t]} [1]; "
+                f"it lists: {listing(text, s.max_listed)}.{judge}", [])
+    if t is A.DRUG_CLASS:
+        return f"{drug} is a medicine of this class: {text.rstrip('.')} [1].", []
+    if t is A.INDICATIONS:
+        return f"{drug} is used for: {'; '.join(i.rstrip('.') for i in all_items)} [1].", []
+    if t is A.DOSAGE:
+        return f"The database gives this dosage for {drug} [1]: \u201c{text}\u201d", []
+    if t is A.MECHANISM:
+        return f"How {drug} works [1]: \u201c{text}\u201d", []
+    return f"{drug}'s {PHRASE.get(t, t.value)} [1]: {'; '.join(all_items)}.", []
