@@ -85,6 +85,48 @@ def _typer_cv(embedder, dev, seeds: int = 3, folds: int = 5) -> dict:
             "seed0_mcnemar_p": round(float(test.pvalue), 4)}
 
 
+def _context_cv(embedder, dev, copies: int, folds: int = 5) -> dict:
+    """Development part only: the masked typer trained without vs with ``copies`` context-prefixed
+    copies of each question (train/typer_context.py), read on held-out questions as they are and
+    with context sentences about the *other half* of the database's drugs before them."""
+    from sklearn.model_selection import StratifiedKFold
+
+    from medground.eval.metrics import mcnemar_test
+    from medground.reading.consult_typer import train
+    from medground.store.drugs import DrugStore
+    from medground.train.typer_context import ContextMaker
+
+    store = DrugStore()
+    drugs, attributes = sorted(store.drugs(), key=lambda d: d.drug_id), store.attributes()
+    fit_half, read_half = ContextMaker(drugs[::2], attributes, seed=2), ContextMaker(drugs[1::2], attributes, seed=1)
+    y = np.array([lab for _, lab in dev])
+    masked = [_masked(q) for q, _ in dev]
+    x_plain = embedder.encode_queries([q.question for q, _ in dev])
+    x_mask = embedder.encode_queries(masked)
+    x_read = embedder.encode_queries([read_half.before(t) for t in masked])
+    x_fit = embedder.encode_queries([fit_half.before(t) for t in masked for _ in range(copies)])
+    x_fit = x_fit.reshape(len(y), copies, -1)
+    strata = np.array([lab if (y == lab).sum() >= folds else "rare" for lab in y])
+    right = {(m, r): np.zeros(len(y), dtype=bool) for m in ("without", "with") for r in ("bare", "in context")}
+    for tr, te in StratifiedKFold(folds, shuffle=True, random_state=0).split(x_plain, strata):
+        for m in ("without", "with"):
+            xs, ys = [x_plain[tr], x_mask[tr]], list(y[tr]) * 2
+            if m == "with":
+                xs.append(x_fit[tr].reshape(-1, x_fit.shape[-1]))
+                ys += [lab for lab in y[tr] for _ in range(copies)]
+            model = train(np.vstack(xs), ys)
+            for r, x in (("bare", x_mask), ("in context", x_read)):
+                pred = model.probabilities(x[te]).argmax(axis=1)
+                right[(m, r)][te] = [model.classes[i] == g for i, g in zip(pred, y[te])]
+    out: dict = {"n": len(y), "folds": folds, "copies": copies}
+    for r in ("bare", "in context"):
+        a, b = right[("without", r)], right[("with", r)]
+        out[r] = {"without_context_training": round(float(a.mean()), 4), "with": round(float(b.mean()), 4),
+                  "only_without": int((a & ~b).sum()), "only_with": int((b & ~a).sum()),
+                  "mcnemar_p": round(float(mcnemar_test(list(a), list(b)).pvalue), 4)}
+    return out
+
+
 def typer_cmd(args) -> None:
     from medground.eval.datasets import load_dataset
     from medground.index.embedders import EmbedderSettings, load_embedder
@@ -98,11 +140,21 @@ def typer_cmd(args) -> None:
     test = [(q, lab) for q, lab in items if medication_qa_split(q.qid) == "test"]
     embedder = load_embedder(EmbedderSettings(kind=EMBEDDER_KIND, threads=2))
     cv = _typer_cv(embedder, dev) if args.cv else None
+    context_cv = _context_cv(embedder, dev, args.context) if args.cv and args.context else None
     xd = embedder.encode_queries([q.question for q, _ in dev])
     labels = [lab for _, lab in dev]
     if args.mask:  # plain and masked questions both: it learns the question, not the drug
         xd = np.vstack([xd, embedder.encode_queries([_masked(q) for q, _ in dev])])
         labels = labels * 2
+    if args.context:  # and with context sentences before them (train/typer_context.py)
+        from medground.store.drugs import DrugStore
+        from medground.train.typer_context import ContextMaker
+
+        store = DrugStore()
+        maker = ContextMaker(store.drugs(), store.attributes(), seed=0)
+        texts = [maker.before(_masked(q) if args.mask else q.question) for q, _ in dev for _ in range(args.context)]
+        xd = np.vstack([xd, embedder.encode_queries(texts)])
+        labels = labels + [lab for _, lab in dev for _ in range(args.context)]
     model = train(xd, labels, c=args.c, masks_names=args.mask)
     typer = ConsultTyper(model, embedder)
     out_path = Path(args.out) if args.out else MODEL_PATH
@@ -118,7 +170,7 @@ def typer_cmd(args) -> None:
            "dev_counts": dict(Counter(lab for _, lab in dev)),
            "test_accuracy@1": rate([p == g for p, g in zip(pred, gold)]), "test_accuracy@2": rate(top2),
            "none_precision": round(tp / max(1, sum(none_pred)), 4), "none_recall": round(tp / max(1, sum(none_gold)), 4),
-           "none_test_n": sum(none_gold), "C": args.c, "masks_names": args.mask, "dev_cv": cv,
+           "none_test_n": sum(none_gold), "C": args.c, "masks_names": args.mask, "context_copies": args.context, "dev_cv": cv, "dev_context_cv": context_cv,
            "model": str(out_path.relative_to(ROOT) if out_path.is_relative_to(ROOT) else out_path)}
     model.save(out_path)
     assert typer.probabilities("what is lisinopril for")  # the saved model loads and runs
@@ -398,6 +450,8 @@ def main() -> None:
     t.add_argument("--mask", action=argparse.BooleanOptionalAction, default=True,
                    help="train on questions with the drug names read as 'this medicine' too (default)")
     t.add_argument("--cv", action="store_true", help="also compare plain vs masked by k-fold CV on dev")
+    t.add_argument("--context", type=int, default=0,
+                   help="also train on N copies of each question with context sentences before it")
     t.add_argument("--out", default=None, help="model path (default: the shipped one)")
     t.add_argument("--section", default="e2e_typer")
     tb = sub.add_parser("table")

@@ -34,3 +34,16 @@ def test_names_a_group(item, group):
     from medground.reading.class_match import names_a_group
 
     assert names_a_group(item) is group
+
+
+@pytest.mark.parametrize("drug_class, item, expected", [
+    # a class that is only a part of the item's name is not the item's group
+    ("Anti-inflammatory, DMARDs, antineoplastic", "Nonsteroidal anti-inflammatory drugs", None),
+    ("Anticoagulant", "Oral anticoagulants", "Anticoagulant"),
+    ("Anticoagulants", "Other antiplatelet or anticoagulant agents", "Anticoagulants"),
+    ("Monoamine oxidase inhibitors (MAOIs)", "Concomitant use of MAOIs or within 14 days of MAOI use", "MAOIs"),
+    ("Angiotensin II receptor blocker (ARB)", "Angiotensin II receptor blockers (e.g., candesartan)",
+     "Angiotensin II receptor blocker"),
+])
+def test_an_item_part_must_name_the_class_itself(drug_class, item, expected):
+    assert named_class(drug_class, item) == expected

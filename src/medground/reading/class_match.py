@@ -5,11 +5,14 @@ drugs" names simvastatin's class, "Statins"; "CYP2C19 inhibitors" does not name 
 Embedding similarity between a class label and an item is too loose to decide it (those two pairs
 score 0.54 and 0.48 with MiniLM), and a wrong decision either way is a wrong reply: "does not
 list simvastatin" under a list that names statins, or a caution about a group the drug is not in.
-A class label is read as alternatives ("Statins and PCSK9 Inhibitors", "Nonsteroidal
-anti-inflammatory drug (NSAID)": each part, and the abbreviation, on its own); an item names the
-class when it holds *every* word of one alternative (singular or plural), so "Calcium channel
-blockers" never matches "Beta blockers" and "Angiotensin II receptor blocker" never matches
-"Angiotensin-converting enzyme inhibitors".
+A class label and an item are both read as alternatives ("Statins and PCSK9 Inhibitors",
+"Nonsteroidal anti-inflammatory drug (NSAID)": each part, and the abbreviation, on its own;
+"HMG-CoA reductase inhibitors/statin drugs (risk of myopathy)": each part, notes dropped); an
+item names the class when one of its parts has the same words as one alternative of the class
+(singular or plural, a route or "other" aside). So "Calcium channel blockers" never matches "Beta
+blockers", "Angiotensin II receptor blocker" never matches "Angiotensin-converting enzyme
+inhibitors", and methotrexate's "Anti-inflammatory" never matches "Nonsteroidal anti-inflammatory
+drugs".
 """
 
 from __future__ import annotations
@@ -23,6 +26,9 @@ _WORD = re.compile(r"[a-z0-9]+")  # "proton-pump" is "proton pump"
 # diabetes drugs"): an item need not repeat them.
 _FILLER = {"drug", "drugs", "agent", "agents", "medication", "medications", "medicine", "medicines",
            "class", "other", "the", "for", "of", "used"}
+# Words an item may add to a class's name and still name it ("Oral anticoagulants", "Other
+# antiplatelet agents", "Concomitant use of MAOIs").
+_MODIFIERS = {"oral", "systemic", "concomitant", "use", "all", "some", "certain", "similar"}
 # Head nouns of class names: alone they name no class ("inhibitor" would match any inhibitors).
 _HEADS = {"inhibitor", "blocker", "agonist", "antagonist", "receptor", "modulator", "selective",
           "synthetic", "hormone", "derivative", "analog", "analogue", "enzyme", "channel"}
@@ -54,10 +60,17 @@ def class_alternatives(drug_class: str) -> list[tuple[str, frozenset[str]]]:
     return out
 
 
+def item_parts(item: str) -> list[frozenset[str]]:
+    """The words of each part of an interactions item, its parenthetical notes and modifiers left out."""
+    parts = (frozenset(_words(p) - _MODIFIERS) for p in _ALTERNATIVES.split(_PAREN.sub(" ", item)))
+    return [p for p in parts if p]
+
+
 def named_class(drug_class: str, item: str) -> str | None:
     """The part of ``drug_class`` that ``item`` names, or None."""
-    have = _words(item)
-    return next((part for part, words in class_alternatives(drug_class) if words <= have), None)
+    parts = item_parts(item)
+    return next((name for name, words in class_alternatives(drug_class)
+                 if words - _MODIFIERS in parts), None)
 
 
 # a plural word (not "-ss", "-us", "-is": "Glass", "Digitalis") or a plural acronym ("MAOIs")
