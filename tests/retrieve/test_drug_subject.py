@@ -176,3 +176,6 @@ def test_a_relatives_medicine_stays_theirs_when_the_patient_takes_their_own(retr
     turns = ["My wife takes Coumadin every day.", "Can I take Advil for my headache?"]
     assert _subject(retriever, turns)[0] == "ibuprofen"
     assert named_before(retriever, turns, "ibuprofen") == []
+    # "it" is the patient's own drug named last, not the relative's named before it
+    turn = ["My wife is on Coumadin, but I take Advil twice a day. Should I take it now or wait?"]
+    assert _subject(retriever, turn)[0] == "ibuprofen" and co_named(retriever, turn, "ibuprofen") == []

@@ -73,10 +73,12 @@ def mentions(retriever: DrugRetriever, turns: list[str]) -> list[Mention]:
                                own=bool(_OWN.search(before)) and not _THIRD.search(before),
                                left=bool(_LEFT.search(before)), third_party=bool(_THIRD.search(before))))
         for take in _TAKE_THEIRS.finditer(low):
-            # the relative's drug named last before "can I take those" (this turn or earlier)
-            theirs = [m for m in out if m.third_party and (m.turn, m.position) < (t, take.start())]
-            if theirs:
-                for m in (m for m in out if m.drug_id == theirs[-1].drug_id and m.third_party):
+            # "those" is the drug named last before "can I take those" (this turn or earlier): when
+            # that is a relative's, it becomes the patient's ("my wife is on warfarin, but I take
+            # Pradaxa … should I take it now?" is about Pradaxa)
+            before = [m for m in out if (m.turn, m.position) < (t, take.start())]
+            if before and before[-1].third_party:
+                for m in (m for m in out if m.drug_id == before[-1].drug_id and m.third_party):
                     m.third_party, m.own = False, True
     return out
 
