@@ -155,6 +155,15 @@ def typer_cmd(args) -> None:
         texts = [maker.before(_masked(q) if args.mask else q.question) for q, _ in dev for _ in range(args.context)]
         xd = np.vstack([xd, embedder.encode_queries(texts)])
         labels = labels + [lab for _, lab in dev for _ in range(args.context)]
+    if args.conditions:  # and questions about a condition the patient has (contraindications)
+        from medground.store.drugs import DrugStore
+        from medground.train.typer_context import condition_questions
+
+        cstore = DrugStore()
+        asked = condition_questions(cstore.attributes(), args.conditions, seed=0,
+                                    drug_names=[name for name, _, _ in cstore.names()])
+        xd = np.vstack([xd, embedder.encode_queries(asked)])
+        labels = labels + ["contraindications"] * len(asked)
     model = train(xd, labels, c=args.c, masks_names=args.mask)
     typer = ConsultTyper(model, embedder)
     out_path = Path(args.out) if args.out else MODEL_PATH
@@ -170,7 +179,7 @@ def typer_cmd(args) -> None:
            "dev_counts": dict(Counter(lab for _, lab in dev)),
            "test_accuracy@1": rate([p == g for p, g in zip(pred, gold)]), "test_accuracy@2": rate(top2),
            "none_precision": round(tp / max(1, sum(none_pred)), 4), "none_recall": round(tp / max(1, sum(none_gold)), 4),
-           "none_test_n": sum(none_gold), "C": args.c, "masks_names": args.mask, "context_copies": args.context, "dev_cv": cv, "dev_context_cv": context_cv,
+           "none_test_n": sum(none_gold), "C": args.c, "masks_names": args.mask, "context_copies": args.context, "condition_questions": args.conditions, "dev_cv": cv, "dev_context_cv": context_cv,
            "model": str(out_path.relative_to(ROOT) if out_path.is_relative_to(ROOT) else out_path)}
     model.save(out_path)
     assert typer.probabilities("what is lisinopril for")  # the saved model loads and runs
@@ -452,6 +461,8 @@ def main() -> None:
     t.add_argument("--cv", action="store_true", help="also compare plain vs masked by k-fold CV on dev")
     t.add_argument("--context", type=int, default=0,
                    help="also train on N copies of each question with context sentences before it")
+    t.add_argument("--conditions", type=int, default=0,
+                   help="also train on N questions about a condition named by a contraindications item")
     t.add_argument("--out", default=None, help="model path (default: the shipped one)")
     t.add_argument("--section", default="e2e_typer")
     tb = sub.add_parser("table")

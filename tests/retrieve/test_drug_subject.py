@@ -179,3 +179,18 @@ def test_a_relatives_medicine_stays_theirs_when_the_patient_takes_their_own(retr
     # "it" is the patient's own drug named last, not the relative's named before it
     turn = ["My wife is on Coumadin, but I take Advil twice a day. Should I take it now or wait?"]
     assert _subject(retriever, turn)[0] == "ibuprofen" and co_named(retriever, turn, "ibuprofen") == []
+
+
+def test_a_guess_never_outranks_a_drug_named_outright(retriever, monkeypatch):
+    from medground.retrieve import drug_subject
+    from medground.retrieve.drug_subject import Mention
+
+    guessed = [Mention("epinephrine", 0, 14, "cover", 0.65, own=True), Mention("warfarin", 0, 30, "coumadin", 1.0)]
+    monkeypatch.setattr(drug_subject, "mentions", lambda *_: guessed)
+    assert _subject(retriever, ["Will my plan cover Coumadin?"]) == ["warfarin"]
+    monkeypatch.setattr(drug_subject, "mentions", lambda *_: guessed[:1])  # the guess alone still counts
+    assert _subject(retriever, ["Will my plan cover it?"]) == ["epinephrine"]
+    # and so does a guess in a turn of its own, after another drug named outright
+    earlier = [Mention("warfarin", 0, 9, "coumadin", 1.0), Mention("epinephrine", 1, 0, "twinjct", 0.67)]
+    monkeypatch.setattr(drug_subject, "mentions", lambda *_: earlier)
+    assert _subject(retriever, ["I was on Coumadin.", "Twinjct now. Is that normal?"])[0] == "epinephrine"

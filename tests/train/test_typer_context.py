@@ -34,3 +34,17 @@ def test_the_same_seed_gives_the_same_sentences():
 def test_an_empty_database_says_what_to_do():
     with pytest.raises(ValueError, match="medground drugs build"):
         ContextMaker([], [])
+
+
+def test_condition_questions_name_a_contraindication_never_a_drug_or_a_number():
+    from medground.train.typer_context import condition_questions
+
+    entries = [DrugAttribute("lisinopril", A.CONTRAINDICATIONS,
+                             "Pregnancy (fetal toxicity)\nRilpivirine\nChildren younger than 8 years\n"
+                             "History of angioedema", SRC),
+               DrugAttribute("lisinopril", A.ADVERSE_REACTIONS, "Cough", SRC)]
+    asked = condition_questions(entries, 30, seed=0, drug_names=["rilpivirine"])
+    assert len(asked) == 30
+    assert all(("pregnancy" in q) != ("history of angioedema" in q) for q in asked)  # one condition each
+    assert not any("rilpivirine" in q or "8 years" in q or "cough" in q or "fetal" in q for q in asked)
+    assert condition_questions([entries[1]], 5) == []  # no contraindications entry: no questions

@@ -90,7 +90,13 @@ def resolve_subjects(retriever: DrugRetriever, turns: list[str]) -> list[Subject
     last = len(turns) - 1
     best: dict[str, Subject] = {}
     keys: dict[str, tuple] = {}
-    for m in mentions(retriever, turns):
+    found = mentions(retriever, turns)
+    # a drug named outright is the subject before a guess in the same turn ("Will my Medicare plan
+    # cover Lipitor": "cover" read as the brand Covera at 0.65, and as "my" medicine); a misspelt
+    # name in a turn of its own still counts ("Lyrcia, 75 twice a day.": Lyrica at 0.67)
+    named_in = {m.turn for m in found if m.match_score >= 0.9}
+    found = [m for m in found if m.match_score >= SECOND_DRUG_MIN_MATCH or m.turn not in named_in]
+    for m in found:
         score = (3.0 * (m.turn == last) + 1.0 * m.own - 2.0 * m.left - 1.5 * m.third_party
                  + 0.5 * (m.turn - last) + m.match_score)
         key = (-score, 0 if m.turn == last else 1, m.position if m.turn == last else -m.turn)

@@ -1,4 +1,5 @@
-"""Context sentences for training the consultation typer (reading/consult_typer.py).
+"""Extra training text for the consultation typer (reading/consult_typer.py): context sentences,
+and questions about a condition the patient has.
 
 Medication QA's questions are single sentences (6 of the 491 development questions have two),
 but a patient's last turn seldom is: "I take Xarelto 20 milligrams daily. … Are there particular
@@ -74,3 +75,33 @@ class ContextMaker:
     def before(self, question: str) -> str:
         """``question`` with one or two context sentences before it."""
         return " ".join([self.sentence() for _ in range(self.rng.choice((1, 2)))] + [question])
+
+
+# A condition the patient has, asked about as "can I take it": the contraindications question.
+# Medication QA holds 9 such questions in its development part, so the typer read "Can I take
+# lisinopril while pregnant?" as an interactions question (P 0.74). The conditions are the items of
+# the database's contraindications entries; the label is the entry's type (distant supervision).
+_CONDITION_ASKED = (
+    "Is this medicine safe if I have {c}?",
+    "I have {c}. Can I take this medicine?",
+    "Can someone with {c} use this medicine?",
+    "Should I avoid this medicine because of my {c}?",
+    "My doctor says I have {c}. Is this medicine okay for me?",
+)
+
+
+def condition_questions(attributes: Sequence[DrugAttribute], n: int, seed: int = 0,
+                        drug_names: Sequence[str] = ()) -> list[str]:
+    """``n`` questions about a condition named by a contraindications item (short items only,
+    notes in parentheses dropped, lower case; an item that is a drug's name, "Rilpivirine", or
+    holds a number, "Children younger than 8 years", is no condition)."""
+    names = {d.lower() for d in drug_names}
+    conditions = sorted({re.sub(r"\s*\([^)]*\)", "", line).strip().rstrip(".").lower()
+                         for a in attributes if a.type is AttributeType.CONTRAINDICATIONS
+                         for line in a.text.split("\n")
+                         if 3 < len(line.strip()) <= 40})
+    conditions = [c for c in conditions if c and c not in names and not re.search(r"\d", c)]
+    if not conditions:
+        return []
+    rng = random.Random(seed)
+    return [rng.choice(_CONDITION_ASKED).format(c=rng.choice(conditions)) for _ in range(n)]
