@@ -108,11 +108,15 @@ class CatalogBuilder:
         another drug's interactions list. No drug-class *entry* is made of them: on the Medication
         QA development part such entries answered questions of other kinds ("what milligrams
         does olanzapine come in" → its class; 10 replies lost, none gained)."""
+        spelled: dict[str, str] = {}  # one caption labels many drugs: spell it out once
         for drug_id, labels in sorted(self.table_classes.items()):
             drug = self.drugs[drug_id]
             if drug.drug_class:
                 continue
-            names = dict.fromkeys(expand_abbreviation(label, self.definition_texts) for label in labels)
+            for label in labels:
+                if label not in spelled:
+                    spelled[label] = expand_abbreviation(label, self.definition_texts)
+            names = dict.fromkeys(spelled[label] for label in labels)
             drug.drug_class = "; ".join(names)
             self.counts["drug_classes_from_tables"] += 1
 

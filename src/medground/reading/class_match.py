@@ -18,6 +18,7 @@ drugs".
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 _ALTERNATIVES = re.compile(r";|,|/|\band\b|\bor\b", re.IGNORECASE)
 _PAREN = re.compile(r"\(([^()]*)\)")
@@ -42,8 +43,10 @@ def _words(text: str) -> set[str]:
     return {_stem(w) for w in _WORD.findall(text.lower()) if len(w) > 2 and w not in _FILLER}
 
 
-def class_alternatives(drug_class: str) -> list[tuple[str, frozenset[str]]]:
-    """(label part, the words an item must hold to name it), in the label's order."""
+@lru_cache(maxsize=4096)
+def class_alternatives(drug_class: str) -> tuple[tuple[str, frozenset[str]], ...]:
+    """(label part, the words an item must hold to name it), in the label's order; cached, as
+    every interactions item of a reply is read against the same few classes."""
     out: list[tuple[str, frozenset[str]]] = []
     for part in _ALTERNATIVES.split(drug_class or ""):
         # "Proton pump inhibitor (PPI)": the name, and the abbreviation; "Angiotensin-converting
@@ -57,7 +60,7 @@ def class_alternatives(drug_class: str) -> list[tuple[str, frozenset[str]]]:
                 continue
             if all(words != w for _, w in out):
                 out.append((name, words))
-    return out
+    return tuple(out)
 
 
 def item_parts(item: str) -> list[frozenset[str]]:

@@ -54,7 +54,6 @@ A = AttributeType
 CHECKED_TYPES = frozenset({A.ADVERSE_REACTIONS, A.CONTRAINDICATIONS, A.WARNINGS, A.BOXED_WARNING})
 
 
-
 class ConsultReplySettings(BaseModel):
     """Defaults fitted on the development sets (benchmarks/consult_e2e.py fit → consult.json e2e_fit)."""
 

@@ -30,7 +30,8 @@ _OWN = re.compile(r"\b(my|i take|i'm taking|i am taking|i'm on|i am on|i('ve| ha
 _THIRD = re.compile(r"\b(husband|wife|partner|sister|brother|mother|mom|father|dad|son|daughter|friend|"
                     r"neighbou?r|aunt|uncle|grand\w+|he|him|his|she|her|they|them|their)\b(?:(?!\b(?:i|i'm|me|my)\b)[^.?!]){0,30}$")
 # The patient means to take a relative's medicine ("my wife has a bottle of ibuprofen … can I take
-# those with my lithium?"): the nearest relative's drug before it becomes the patient's own.
+# those with my lithium?"): when the drug named last before it is a relative's, it becomes the
+# patient's own.
 _TAKE_THEIRS = re.compile(
     r"\b(?:(?:can|could|may|should|would|might)\s+i\s+(?:be\s+able\s+to\s+)?"
     r"|(?:is|would)\s+it\s+be\s+(?:ok|okay|safe|alright|fine)\s+(?:for\s+me\s+)?to\s+"
@@ -38,6 +39,8 @@ _TAKE_THEIRS = re.compile(
     r"|(?:if|when)\s+i\s+)(?:just\s+|also\s+)?(?:take|use|try|borrow|have)\s+"
     r"(?:(?:some|any|one|two|a\s+couple|a\s+few)\s+of\s+)?"
     r"(?:those|these|them|it|some|one|a\s+few|a\s+couple|hers|his|theirs)\b")
+# A mention this close to a name is the name, not a guess (exact 1.0, synonym 0.9).
+NAMED_OUTRIGHT = 0.9
 _LEFT = re.compile(r"\b(used to (take|be on)|stopped( taking)?|switched (me )?(off|from)|no longer (take|on)|"
                    r"instead of|quit|came off|weaned off)\W+(\w+\W+){0,2}$")
 
@@ -94,7 +97,7 @@ def resolve_subjects(retriever: DrugRetriever, turns: list[str]) -> list[Subject
     # a drug named outright is the subject before a guess in the same turn ("Will my Medicare plan
     # cover Lipitor": "cover" read as the brand Covera at 0.65, and as "my" medicine); a misspelt
     # name in a turn of its own still counts ("Lyrcia, 75 twice a day.": Lyrica at 0.67)
-    named_in = {m.turn for m in found if m.match_score >= 0.9}
+    named_in = {m.turn for m in found if m.match_score >= NAMED_OUTRIGHT}
     found = [m for m in found if m.match_score >= SECOND_DRUG_MIN_MATCH or m.turn not in named_in]
     for m in found:
         score = (3.0 * (m.turn == last) + 1.0 * m.own - 2.0 * m.left - 1.5 * m.third_party
@@ -108,7 +111,7 @@ def resolve_subjects(retriever: DrugRetriever, turns: list[str]) -> list[Subject
     # later mention of one of its components ("dexamethasone") is about.
     for combo in list(best.values()):
         drug = retriever.drugs[combo.drug_id]
-        if not drug.components or not any(m.match_score >= 0.9 for m in combo.mentions):
+        if not drug.components or not any(m.match_score >= NAMED_OUTRIGHT for m in combo.mentions):
             continue
         parts = [best[c.drug_id] for c in best.values() if c is not combo
                  and retriever.drugs[c.drug_id].generic_name in drug.components]

@@ -81,6 +81,8 @@ class ContextMaker:
 # Medication QA holds 9 such questions in its development part, so the typer read "Can I take
 # lisinopril while pregnant?" as an interactions question (P 0.74). The conditions are the items of
 # the database's contraindications entries; the label is the entry's type (distant supervision).
+# Measured and not shipped (`consult_e2e.py typer --conditions N`): five wordings of "is X okay
+# with …?" also turned "Is Diflucan okay with it?" into a contraindications question.
 _CONDITION_ASKED = (
     "Is this medicine safe if I have {c}?",
     "I have {c}. Can I take this medicine?",
