@@ -33,8 +33,12 @@ from medground.eval.evaluators import rate  # every rate is computed by the libr
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "consult.json"
 WRITTEN = ROOT / "benchmarks" / "data" / "consult_written.jsonl"
+# Consultations about a condition the patient has, with interaction and indication look-alikes
+# (session 21; made as consult_written.md says, section "consult_conditions.jsonl")
+CONDITIONS = ROOT / "benchmarks" / "data" / "consult_conditions.jsonl"
 # Which entries (and items) answer each written dialogue, labelled blind to any reply (consult_written.md)
-ENTRY_LABELS = ROOT / "benchmarks" / "data" / "consult_written_entries.jsonl"
+ENTRY_LABELS = [ROOT / "benchmarks" / "data" / "consult_written_entries.jsonl",
+                ROOT / "benchmarks" / "data" / "consult_conditions_entries.jsonl"]
 
 
 def save(section: str, payload: dict) -> None:
@@ -188,13 +192,14 @@ def typer_cmd(args) -> None:
 
 
 # --- sets ----------------------------------------------------------------------------------
-def written_items(split: str) -> list[dict]:
+def written_items(split: str, path: Path = WRITTEN, prefix: str = "consult-written") -> list[dict]:
+    """A written set's dialogues of one split (the split of ``<prefix>/<id>``, frozen before building)."""
     from medground.reading.splits import split_of
 
-    rows = [json.loads(line) for line in WRITTEN.read_text().splitlines() if line.strip()]
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     out = []
     for r in rows:
-        if split_of(f"consult-written/{r['id']}", seed=27, test_share=0.5) != split:
+        if split_of(f"{prefix}/{r['id']}", seed=27, test_share=0.5) != split:
             continue
         turns = r["turns"]
         text = "\n".join(f"{'Patient' if t['role'] == 'patient' else 'Pharmacist'}: {t['text']}" for t in turns)
@@ -263,7 +268,9 @@ def load_sets(names: list[str], split: str, n: int) -> dict[str, list[dict]]:
     from medground.store.drugs import DrugStore
 
     store = DrugStore()
-    makers = {"written": lambda: written_items(split), "medqa": lambda: medqa_items(split, store),
+    makers = {"written": lambda: written_items(split),
+              "conditions": lambda: written_items(split, CONDITIONS, "consult-conditions"),
+              "medqa": lambda: medqa_items(split, store),
               "generated": lambda: generated_items(split)}
     out = {}
     for name in names:
@@ -432,7 +439,7 @@ def sheet_cmd(args) -> None:
         exact = [m for m in retriever.find_drugs(name or "") if m.how.startswith("exact")]
         return exact[0].drug_id if exact else None
 
-    rows = [json.loads(line) for line in WRITTEN.read_text().splitlines() if line.strip()]
+    rows = [json.loads(line) for line in Path(args.set).read_text().splitlines() if line.strip()]
     out = []
     for r in rows:
         if r.get("unanswerable"):
@@ -484,6 +491,7 @@ def main() -> None:
     e.add_argument("--section", default=None)
     sh = sub.add_parser("sheet")
     sh.add_argument("--out", required=True)
+    sh.add_argument("--set", default=str(WRITTEN), help="the written set's file (consult_written / consult_conditions)")
     args = ap.parse_args()
     commands = {"sheet": sheet_cmd, "typer": typer_cmd, "fit": fit_cmd, "e2e": e2e_cmd, "compare": compare_cmd,
                 "table": table_cmd}

@@ -226,7 +226,7 @@ def table(args) -> None:
             if row["config"] != args.baseline:
                 right = per[row["config"]]
                 row["all_vs_baseline"] = mcnemar_row([base[q] for q in gold], [right[q] for q in gold])
-    save(f"rewording_{args.split}" + ("_common" if args.common else ""), {"split": args.split, "common": args.common, "n_questions": len(gold),
+    save(args.section or (f"rewording_{args.split}" + ("_common" if args.common else "")), {"split": args.split, "common": args.common, "n_questions": len(gold),
                                      "n_base_items": len({i['base'] for i in info.values()}),
                                      "closed_book": args.closed, "baseline": args.baseline, "rows": rows,
                                      "per_question": {k: {q: v for q, v in r.items()} for k, r in per.items()},
@@ -461,6 +461,7 @@ def main() -> None:
     t.add_argument("--closed", default="direct", help="the closed-book run's label")
     t.add_argument("--baseline", default="rag", help="the run the others are compared with")
     t.add_argument("--common", action="store_true", help="compare on the questions every run answered")
+    t.add_argument("--section", default=None, help="reader.json section (default: rewording_<split>)")
     f = sub.add_parser("freetable")
     f.add_argument("--split", choices=["dev", "test"], required=True)
     f.add_argument("--configs", nargs="+", required=True, help="run labels (without -free)")

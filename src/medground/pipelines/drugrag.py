@@ -216,11 +216,12 @@ class DrugRagPipeline:
         if self._reader is None:
             from medground.reading.consult import ConsultReader
             from medground.reading.consult_typer import load_consult_typer
+            from medground.reading.patient_condition import load_condition_reader
 
             typer = load_consult_typer()
             self._reader = ConsultReader(self.engine.retriever("drugs").retriever, typer, typer.embedder,
                                          self.settings.reply, verifier=self.verify_entries,
-                                         item_checker=self.check_items)
+                                         item_checker=self.check_items, conditions=load_condition_reader())
         return self._reader
 
     def verify_entries(self, dialogue: str, entries: list[Citation]) -> dict[int, float]:

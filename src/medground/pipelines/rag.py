@@ -81,6 +81,11 @@ class RagPipeline:
             queries = option_queries(question.question, question.options)
         else:
             queries = [Query(question.question.strip(), "original")]
+        if self.reader.synonym_query:
+            gate = self.entity_gate()
+            names = gate.other_names(question.question) if gate is not None else []
+            if names:
+                queries.append(Query(f"{question.question.strip()} ({'; '.join(names)})", "synonyms"))
         if self.reformulate:
             with tally.stage("reformulate"):
                 msgs = prompts.messages("reformulate", question=question.question.strip(),
@@ -94,7 +99,8 @@ class RagPipeline:
         started, tally = time.perf_counter(), Tally()
         queries = self.queries(question, tally)
         packed = tally.evidence(self.engine, queries)
-        evidence = focus(packed, question, self.reader, self.engine, tally)
+        named = next((q.text for q in queries if q.kind == "synonyms"), None)
+        evidence = focus(packed, question, self.reader, self.engine, tally, asked=named)
         if not question.is_multiple_choice:
             gate = self.entity_gate()
             # whole passages, not their compressed sentences: "the passages do not mention X" must

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -43,6 +43,7 @@ from medground.reading.consult_text import (
 )
 from medground.reading.class_match import named_class
 from medground.reading.consult_sentences import PHRASE, first_sentence, listing
+from medground.reading.patient_condition import ConditionReader
 from medground.reading.reply import quote_line
 from medground.schema import Citation
 
@@ -117,6 +118,13 @@ class ConsultReplySettings(BaseModel):
     item_check_floor: float = Field(0.3, ge=0.0, le=1.0,
                                     description="items less similar than this are never checked")
     item_check_chars: int = Field(400, ge=40, description="characters of the patient's last turn the check reads")
+    # "Can I take lisinopril while pregnant?" reads as an interactions question to the typer; when
+    # no second substance is named and a phrase of the patient's is nearest a condition item of
+    # the database (reading/patient_condition.py) the question is about
+    # the entries that say when the medicine must not be used or needs care. >1: never.
+    condition_similarity: float = Field(0.6, ge=0.0, le=1.01,
+                                        description="similarity to the nearest condition item at which a "
+                                                    "phrase names a condition")
 
 
 @dataclass(slots=True)
@@ -154,6 +162,26 @@ class Reply:
     ranked: list[EntryChoice] = field(default_factory=list)
     p_none: float = 0.0
     reason: str = ""
+    condition: str | None = None  # the patient's words read as a condition they have (patient_condition.py)
+
+
+class Choice(NamedTuple):
+    choices: list[EntryChoice]  # best first
+    p_none: float
+    p_type: dict[AttributeType, float]
+    condition: str | None  # the patient's phrase read as a condition they have
+
+
+def as_condition_question(p_type: dict[AttributeType, float]) -> dict[AttributeType, float]:
+    """The typer's interactions reading moves to the entries on when the medicine must not be
+    used or needs care (the item match then decides between them); interactions keep what
+    contraindications had."""
+    out = dict(p_type)
+    moved = p_type.get(A.INTERACTIONS, 0.0)
+    out[A.INTERACTIONS] = p_type.get(A.CONTRAINDICATIONS, 0.0)
+    out[A.CONTRAINDICATIONS] = moved
+    out[A.WARNINGS] = max(moved, p_type.get(A.WARNINGS, 0.0))
+    return out
 
 
 def held_and_elsewhere(choices: Sequence[EntryChoice], subject_id: str, p_type: dict[AttributeType, float]
@@ -215,7 +243,8 @@ class ConsultReader:
 
     def __init__(self, drugs, typer, embedder, settings: ConsultReplySettings | None = None,
                  verifier: Callable[[str, list[Citation]], dict[int, float]] | None = None,
-                 item_checker: Callable[[str, list[str]], list[float]] | None = None, lay_vocabulary=None):
+                 item_checker: Callable[[str, list[str]], list[float]] | None = None, lay_vocabulary=None,
+                 conditions: ConditionReader | None = None):
         self.drugs = drugs  # retrieve.drugs.DrugRetriever
         self.typer = typer  # reading.consult_typer.ConsultTyper
         self.embedder = embedder
@@ -227,6 +256,7 @@ class ConsultReader:
         self._item_vectors: dict[str, tuple[list[list[str]], list[np.ndarray]]] = {}
         self._entry_df: dict[str, int] | None = None  # word -> entries holding it
         self._lay = lay_vocabulary  # corpus.lay_vocabulary.LayVocabulary; the data's, loaded on first use
+        self.conditions = conditions  # a condition or a substance named (reading/patient_condition.py)
 
     # ----------------------------------------------------------------- choice
     def entries(self, drug_id: str) -> list[DrugAttribute]:
@@ -308,10 +338,11 @@ class ConsultReader:
         return list(seen.items())
 
     def choose(self, turns: Sequence[str], subject_id: str, other_ids: Sequence[str] = (),
-               context_ids: Sequence[str] = ()) -> tuple[list[EntryChoice], float, dict[AttributeType, float]]:
+               context_ids: Sequence[str] = ()) -> Choice:
         """Entries of the subject drug (and the interactions of other named drugs), best first;
-        P(no entry answers); P(type). ``context_ids``: drugs of earlier turns, taken as the other
-        drugs when none is named in the last turn and it most likely asks about an interaction."""
+        P(no entry answers); P(type); the condition the patient named, if read as one.
+        ``context_ids``: drugs of earlier turns, taken as the other drugs when none is named in
+        the last turn and it most likely asks about an interaction."""
         s = self.settings
         subject = self.drugs.drugs[subject_id]
         question = turns[-1] if turns else ""
@@ -330,6 +361,14 @@ class ConsultReader:
         texts = list(dict.fromkeys(p for ps in per_drug.values() for p, _ in ps))
         row = {t: i for i, t in enumerate(texts)}
         all_vecs = self.embedder.encode_queries(texts) if texts else None
+        condition = None
+        if (not others and p_type and s.condition_similarity <= 1.0 and self.conditions is not None
+                and max(p_type, key=p_type.get) is A.INTERACTIONS and per_drug[subject.drug_id]):
+            # "Can I take it while pregnant?": no second substance, a condition named
+            own = per_drug[subject.drug_id]
+            condition = self.conditions.named(own, s.condition_similarity, all_vecs[[row[p] for p, _ in own]])
+            if condition is not None:
+                p_type = as_condition_question(p_type)
         choices: list[EntryChoice] = []
         for drug in named:
             phrases = per_drug[drug.drug_id]
@@ -362,7 +401,7 @@ class ConsultReader:
                 choices.append(EntryChoice(drug, attr, p_type.get(attr.type, 0.0), matches, score))
         # ties (no item above the floor) go to the entry whose best item is closest all the same
         choices.sort(key=lambda c: (-c.score, -(c.best.similarity if c.best else 0.0)))
-        return choices, p_none, p_type
+        return Choice(choices, p_none, p_type, condition.phrase if condition else None)
 
     def _match_classes(self, matches: list[ItemMatch], others: Sequence[Drug]) -> None:
         """An interactions item that names another named drug's class ("statin drugs" for
@@ -450,7 +489,7 @@ class ConsultReader:
             text = ("Which medicine do you mean? Please give its name as on the box or the label "
                     "(brand or generic), and I will look it up.")
             return Reply("needs_clarification", text, [], text, reason="no medicine named")
-        choices, p_none, p_type = self.choose(turns, subject_id, other_ids, context_ids)
+        choices, p_none, p_type, condition = self.choose(turns, subject_id, other_ids, context_ids)
         others = self.partners(subject_id, other_ids, context_ids, p_type)  # as choose decided them
         if s.verify_weight > 0 and self.verifier is not None and len(choices) > 1:
             self.verify(turns, choices)
@@ -477,7 +516,7 @@ class ConsultReader:
                 text = f"The medicine database has no entry on its {asked} for {name}; its entries cover "
             text += f"{covers}. A pharmacist or the package leaflet can answer this."
             return Reply("insufficient_evidence", text, [], text, ranked=choices, p_none=p_none,
-                         reason="no entry relates to the question")
+                         reason="no entry relates to the question", condition=condition)
         citations = [record_citation(best.drug, best.attribute, 1)]
         # what an interactions entry is asked to list: the other drugs with an entry among the
         # choices, else the other drugs asked about (a statin with no entry of its own, named with
@@ -514,4 +553,4 @@ class ConsultReader:
             warn = split_items(boxed.text)[0]
             parts.append(f"{name} carries a boxed warning: \u201c{warn}\u201d [{citations[-1].number}].")
         return Reply("answered", " ".join(parts), citations, first, matched=[m.text for m in matched],
-                     quotes=quotes, chosen=best, ranked=choices, p_none=p_none)
+                     quotes=quotes, chosen=best, ranked=choices, p_none=p_none, condition=condition)

@@ -60,6 +60,7 @@ def terms(text: str) -> Terms:
 class Entity:
     name: str  # as written in the text it was found in
     names: frozenset[Terms]  # every name of its synonym group, as terms
+    written: tuple[str, ...] = ()  # the names its groups offer (NameGroup.offered), as written
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +70,10 @@ class NameGroup:
 
     entry: tuple[str, ...]
     also: tuple[str, ...] = ()
+    # the canonical names a question that says it another way is widened with (an extra query):
+    # a topic's title, a drug's generic name — a book says "acetaminophen", seldom a brand, never
+    # the chemical synonyms a label lists ("4'-hydroxyacetanilide"). None: the entry names.
+    offered: tuple[str, ...] | None = None
 
 
 class EntityDictionary:
@@ -80,12 +85,15 @@ class EntityDictionary:
             return frozenset(t for t in (terms(n) for n in names if n and n.strip()) if 0 < len(t) <= MAX_NAME_TERMS)
 
         self._groups: list[frozenset[Terms]] = []
+        self._written: list[tuple[str, ...]] = []
         self._by_name: dict[Terms, list[int]] = {}
         for group in groups:
             entry = as_terms(group.entry)
             if not entry:
                 continue
             self._groups.append(entry | as_terms(group.also))
+            offered = group.entry if group.offered is None else group.offered
+            self._written.append(tuple(dict.fromkeys(n.strip() for n in offered if n and n.strip())))
             for name in entry:
                 self._by_name.setdefault(name, []).append(len(self._groups) - 1)
 
@@ -102,7 +110,8 @@ class EntityDictionary:
                 groups = self._by_name.get(tuple(seq[i:i + n]))
                 if groups:
                     names = frozenset().union(*(self._groups[g] for g in groups))
-                    out.append(Entity(" ".join(raw for raw, _ in words[i:i + n]), names))
+                    written = tuple(dict.fromkeys(w for g in groups for w in self._written[g]))
+                    out.append(Entity(" ".join(raw for raw, _ in words[i:i + n]), names, written))
                     i += n
                     break
             else:
@@ -158,6 +167,7 @@ def medlineplus_groups(data: str | None = None) -> tuple[NameGroup, ...]:
         for row in csv.DictReader(f):
             also = [a.strip() for a in row.get("also_called", "").split(",") if a.strip()]
             out.append(NameGroup(entry=(row.get("title", ""), *(a for a in also if len(a.split()) > 1)),
+                                 offered=(row.get("title", ""),),
                                  also=tuple(a for a in also if len(a.split()) == 1)))
     return tuple(out)
 
@@ -185,7 +195,8 @@ def medquad_groups(data: str | None = None) -> tuple[NameGroup, ...]:
         if focus and focus.lower() not in seen:
             seen.add(focus.lower())
             inner = _PAREN.findall(focus)
-            out.append(NameGroup(entry=(_PAREN.sub(" ", focus).strip(), *inner)))
+            out.append(NameGroup(entry=(_PAREN.sub(" ", focus).strip(), *inner),
+                                 offered=(_PAREN.sub(" ", focus).strip(),)))
     return tuple(out)
 
 
@@ -193,7 +204,7 @@ def drug_groups(drugs: Iterable[object]) -> list[NameGroup]:
     """Each drug (``corpus.drugs.Drug``): its generic and brand names are entry names; its class
     also counts in a passage (a passage on benzodiazepines speaks of midazolam)."""
     return [NameGroup(entry=(d.generic_name, *d.generic_name.split("/"), *d.brand_names, *d.synonyms),
-                      also=(d.drug_class,) if d.drug_class else ()) for d in drugs]
+                      also=(d.drug_class,) if d.drug_class else (), offered=(d.generic_name,)) for d in drugs]
 
 
 class EntityGate:
@@ -206,6 +217,19 @@ class EntityGate:
 
     def entities(self, question: str) -> list[Entity]:
         return specific(self.dictionary.find(question), self.doc_freq, self.n_docs, self.max_df)
+
+    def other_names(self, question: str, per_entity: int = 2) -> list[str]:
+        """The canonical names of the question's specific entities where it names them another
+        way ("Tylenol" → acetaminophen; "preterm birth" → Preterm Labor): what a book may call
+        the thing. Names the question already holds, and combinations holding the name, are left out."""
+        asked = set(terms(question))
+        out: list[str] = []
+        for e in self.entities(question):
+            own = set(terms(e.name))
+            # not a combination the name is part of ("naloxone" is no "buprenorphine/naloxone")
+            others = [w for w in e.written if not own <= set(terms(w)) and not set(terms(w)) <= asked]
+            out += others[:per_entity]
+        return list(dict.fromkeys(out))
 
     def absent(self, question: str, passages: Sequence[str]) -> list[str]:
         """The names, as the question writes them, that no passage names by any synonym."""

@@ -54,6 +54,11 @@ class ReaderSettings(BaseModel):
     # Multiple choice, read per option (reading/options.py): retrieve with the question alone and
     # with each option joined to it, fused, so every option can bring its own passage ...
     option_queries: bool = False
+    # An extra query: the question followed by the other names of its specific entities
+    # (reading/entities.py: MedlinePlus "also called", MedQuAD focus names, the medicine
+    # database's generic and brand names), so "Tylenol" also finds the book's "acetaminophen".
+    # Needs the entity check's data (``freetext_entity_max_df`` names what is specific).
+    synonym_query: bool = False
     # ... and weigh the letter read against a per-option check that shows no letters (P(yes)
     # that option X is correct, over one cached prefix): w·log p_check + (1 − w)·log p_letters.
     check_weight: float = Field(0.0, ge=0.0, le=1.0)

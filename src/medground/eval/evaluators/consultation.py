@@ -57,13 +57,16 @@ class ConsultReference:
     labels: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @classmethod
-    def from_store(cls, store, labels: Path | None = None) -> ConsultReference:
+    def from_store(cls, store, labels: Path | Sequence[Path] | None = None) -> ConsultReference:
+        """``labels``: the blind entry-label files (JSONL, one record per dialogue id); a missing
+        file labels nothing."""
         entries: dict[tuple[str, str], list[str]] = {}
         for a in store.attributes():
             entries.setdefault((a.drug_id, a.type.value), []).append(a.text)
         got: dict[str, dict[str, Any]] = {}
-        if labels is not None and labels.exists():
-            got = {r["id"]: r for r in map(json.loads, labels.read_text().splitlines()) if r}
+        for path in [labels] if isinstance(labels, Path) else (labels or []):
+            if path.exists():
+                got.update({r["id"]: r for r in map(json.loads, path.read_text().splitlines()) if r})
         return cls({d.drug_id: d.display_name for d in store.drugs()}, entries, got)
 
 

@@ -1,0 +1,135 @@
+"""Does the patient name a condition they have, or a substance they take with the medicine?
+
+"Can I take lisinopril while pregnant?" and "Can I take lisinopril with alcohol?" share their
+words but for the thing named, and the reply's typer, trained on Medication QA's questions,
+reads both as interaction questions (P 0.86). A contraindications entry is what answers the
+first. Which kind of thing a phrase names is read off the medicine database itself: the short
+items of its contraindications entries name conditions ("Pregnancy", "Renal disease",
+"Glaucoma"), those of its interactions entries name substances ("Alcohol", "Grapefruit juice",
+"NSAIDs"). A patient's phrase names a condition when its nearest item, in the sentence
+embedding the typer reads, is a condition item, close enough (``min_similarity``) to be the same
+thing in other words: "pregnant" → "Pregnancy" 0.94, "kidney disease" → "Renal disease" 0.95,
+"weak heart" → "Heart failure" 0.69. A word a patient says of anything ("symptoms", "blood
+checked", "okay") is near no item: a linear condition-vs-substance classifier fitted on the same
+items called those conditions with P 0.94–0.98, so it was not used (docs/benchmarks.md, session 21).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+import zlib
+
+import numpy as np
+
+from medground.drug_schema import AttributeType, DrugAttribute
+from medground.retrieve.drug_intent import EMBEDDER_KIND
+
+MODEL_PATH = Path(__file__).with_name("data") / "condition_substance.npz"
+CONDITION, SUBSTANCE = "condition", "substance"
+MAX_ITEM_CHARS = 80  # longer lines are sentences of a label section, not the name of one thing
+
+
+def training_items(attributes: Iterable[DrugAttribute]) -> list[tuple[str, str]]:
+    """(item, condition|substance): every short item of the contraindications and interactions
+    entries, an item found on both sides left out."""
+    from medground.reading.consult_text import split_items
+
+    side: dict[str, set[str]] = {CONDITION: set(), SUBSTANCE: set()}
+    for a in attributes:
+        label = {AttributeType.CONTRAINDICATIONS: CONDITION, AttributeType.INTERACTIONS: SUBSTANCE}.get(a.type)
+        if label is not None:
+            side[label].update(i.strip() for i in split_items(a.text) if 2 < len(i.strip()) <= MAX_ITEM_CHARS)
+    both = side[CONDITION] & side[SUBSTANCE]
+    return [(i, lab) for lab in (CONDITION, SUBSTANCE) for i in sorted(side[lab] - both)]
+
+
+def held_out(item: str, share: int = 5) -> bool:
+    """A fixed fifth of the items (by a hash of their text), held out to measure the reading."""
+    return zlib.crc32(item.encode()) % share == 0
+
+
+@dataclass(slots=True)
+class ConditionModel:
+    """The database's condition and substance items, embedded (unit vectors)."""
+
+    conditions: list[str]
+    condition_vectors: np.ndarray
+    substance_vectors: np.ndarray
+    embedder: str
+
+    def nearest(self, vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per row: (similarity of the nearest condition item, its index, of the nearest substance item)."""
+        c = vectors @ self.condition_vectors.T.astype(np.float32)
+        s = vectors @ self.substance_vectors.T.astype(np.float32)
+        return c.max(axis=1), c.argmax(axis=1), s.max(axis=1) if s.size else np.zeros(len(vectors))
+
+    def save(self, path: Path = MODEL_PATH) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        np.savez_compressed(path, conditions=np.array(self.conditions),
+                            condition_vectors=self.condition_vectors.astype(np.float16),
+                            substance_vectors=self.substance_vectors.astype(np.float16),
+                            embedder=np.array(self.embedder))
+
+    @classmethod
+    def load(cls, path: Path = MODEL_PATH) -> ConditionModel:
+        with np.load(path, allow_pickle=False) as z:
+            return cls([str(c) for c in z["conditions"]], z["condition_vectors"], z["substance_vectors"],
+                       str(z["embedder"]))
+
+
+def build(items: Sequence[tuple[str, str]], vectors: np.ndarray, embedder: str = EMBEDDER_KIND) -> ConditionModel:
+    """The model of ``items`` (training_items) and their embeddings, row for row."""
+    cond = np.array([lab == CONDITION for _, lab in items])
+    return ConditionModel([t for (t, _), c in zip(items, cond) if c], vectors[cond], vectors[~cond], embedder)
+
+
+@dataclass(slots=True)
+class ConditionNamed:
+    phrase: str
+    similarity: float
+    item: str  # the condition item it is nearest to
+
+
+class ConditionReader:
+    """Reads a patient's phrases as a condition (or not)."""
+
+    def __init__(self, model: ConditionModel, embedder) -> None:
+        self.model = model
+        self.embedder = embedder
+
+    def named(self, phrases: Sequence[tuple[str, float]], min_similarity: float = 0.6,
+              vectors: np.ndarray | None = None) -> ConditionNamed | None:
+        """The phrase nearest to a condition item, when that item is nearer than any substance
+        item and at least ``min_similarity``, and no phrase names a substance that surely.
+        ``phrases``: (phrase, weight) — an earlier turn's
+        phrase counts at its weight (< 1), as the item matching counts it; ``vectors``: their
+        embeddings, when the caller has them already."""
+        if not phrases:
+            return None
+        if vectors is None:
+            vectors = self.embedder.encode_queries([t for t, _ in phrases])
+        to_condition, which, to_substance = self.model.nearest(vectors)
+        w = np.array([wt for _, wt in phrases], dtype=np.float32)
+        score = np.where(to_condition > to_substance, to_condition * w, 0.0)
+        substance = np.where(to_substance >= to_condition, to_substance * w, 0.0)
+        k = int(score.argmax())
+        # a substance named as surely ("… a few glasses of wine while I'm on it", said after
+        # "for an infection") keeps it a question about taking the two together
+        if score[k] < min_similarity or substance.max() >= min_similarity:
+            return None
+        return ConditionNamed(phrases[k][0], round(float(score[k]), 4), self.model.conditions[int(which[k])])
+
+
+@lru_cache(maxsize=2)
+def load_condition_reader(path: str | None = None) -> ConditionReader | None:
+    """The shipped model, or None when its file is missing (the reading is then skipped)."""
+    from medground.index.embedders import EmbedderSettings, load_embedder
+
+    target = Path(path) if path else MODEL_PATH
+    if not target.exists():
+        return None
+    model = ConditionModel.load(target)
+    return ConditionReader(model, load_embedder(EmbedderSettings(kind=model.embedder, threads=1)))

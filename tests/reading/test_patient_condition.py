@@ -1,0 +1,110 @@
+"""A condition the patient has, told from a substance taken with the medicine: the model learned
+from the database's items (contraindications items are conditions, interactions items
+substances), and the consultation reader that moves "can I take it while pregnant?" from the
+interactions entry to the contraindications one. Real bundled MiniLM and the shipped models."""
+
+import numpy as np
+import pytest
+
+from medground.drug_schema import AttributeType as A
+from medground.drug_schema import Drug, DrugAttribute, DrugCatalog
+from medground.reading.patient_condition import (
+    CONDITION,
+    SUBSTANCE,
+    ConditionReader,
+    build,
+    load_condition_reader,
+    training_items,
+)
+from medground.store.drugs import DrugStore
+
+SRC = "openstax-prototype:m1#t"
+
+
+def test_training_items_come_from_contraindications_and_interactions_only():
+    attrs = [DrugAttribute("a", A.CONTRAINDICATIONS, "Pregnancy\nSevere renal impairment\nAlcohol", SRC),
+             DrugAttribute("b", A.INTERACTIONS, "Grapefruit juice\nNSAIDs\nAlcohol", SRC),
+             DrugAttribute("c", A.ADVERSE_REACTIONS, "Headache", SRC)]
+    items = dict(training_items(attrs))
+    assert items == {"Pregnancy": CONDITION, "Severe renal impairment": CONDITION,
+                     "Grapefruit juice": SUBSTANCE, "NSAIDs": SUBSTANCE}  # "Alcohol" is on both sides
+
+
+def unit(*rows):
+    v = np.array(rows, dtype=np.float32)
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def test_a_phrase_names_a_condition_when_its_nearest_item_is_one_and_near():
+    items = [("Pregnancy", CONDITION), ("Glaucoma", CONDITION), ("Alcohol", SUBSTANCE)]
+    model = build(items, unit([1, 0, 0], [0, 1, 0], [0, 0, 1]), embedder="none")
+    reader = ConditionReader(model, embedder=None)
+    pregnant, okay, wine = unit([0.9, 0.1, 0.1], [0.4, 0.4, 0.4], [0.1, 0.1, 0.9])
+    found = reader.named([("okay", 1.0), ("pregnant", 1.0)], vectors=np.stack([okay, pregnant]))
+    assert (found.phrase, found.item) == ("pregnant", "Pregnancy")
+    assert reader.named([("okay", 1.0)], vectors=okay[None]) is None  # near nothing
+    assert reader.named([("wine", 1.0)], vectors=wine[None]) is None  # nearest a substance
+    # a condition said beside a substance ("for an infection … a few glasses of wine"): none
+    assert reader.named([("pregnant", 1.0), ("wine", 1.0)], vectors=np.stack([pregnant, wine])) is None
+    # an earlier turn's phrase counts at its weight
+    assert reader.named([("pregnant", 0.5)], vectors=pregnant[None]) is None
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    pytest.importorskip("onnxruntime")
+    reader = load_condition_reader()
+    assert reader is not None, "the shipped condition model is missing: python benchmarks/condition_model.py"
+    return reader
+
+
+def test_the_shipped_model_tells_conditions_from_substances(shipped):
+    for phrase in ("pregnant", "kidney disease", "glaucoma", "asthma"):
+        assert shipped.named([(phrase, 1.0)]) is not None, phrase
+    for phrase in ("grapefruit juice", "wine", "coffee", "symptoms", "blood checked", "okay"):
+        assert shipped.named([(phrase, 1.0)]) is None, phrase
+
+
+@pytest.fixture(scope="module")
+def reader(tmp_path_factory, shipped):
+    from medground.reading.consult import ConsultReader
+    from medground.reading.consult_typer import load_consult_typer
+    from medground.retrieve.drugs import DrugRetriever
+
+    catalog = DrugCatalog(
+        [Drug("lisinopril", "lisinopril", ["Zestril"], "ACE inhibitor"),
+         Drug("warfarin", "warfarin", ["Coumadin"], "Anticoagulant")],
+        [DrugAttribute("lisinopril", A.INTERACTIONS, "Alcohol\nLithium\nPotassium supplements", SRC),
+         DrugAttribute("lisinopril", A.CONTRAINDICATIONS, "History of angioedema\nPregnancy (fetal toxicity)", SRC),
+         DrugAttribute("lisinopril", A.DOSAGE, "10-40 mg orally daily.", SRC),
+         DrugAttribute("warfarin", A.INTERACTIONS, "Nonsteroidal anti-inflammatory drugs\nAmiodarone", SRC),
+         DrugAttribute("warfarin", A.DOSAGE, "2-10 mg orally daily, adjusted to INR", SRC)])
+    store = DrugStore(tmp_path_factory.mktemp("drugs") / "drugs.sqlite")
+    store.build(catalog)
+    typer = load_consult_typer()
+    return ConsultReader(DrugRetriever(store), typer, typer.embedder, conditions=shipped)
+
+
+def test_a_condition_named_moves_the_question_to_the_contraindications(reader):
+    r = reader.reply(["Can I take lisinopril while pregnant?"], "lisinopril")
+    assert r.condition == "pregnant"
+    assert r.chosen.attribute.type is A.CONTRAINDICATIONS
+    assert "Pregnancy" in r.first_sentence
+
+
+def test_a_substance_named_keeps_the_interactions(reader):
+    r = reader.reply(["Can I drink alcohol with lisinopril?"], "lisinopril")
+    assert r.condition is None
+    assert r.chosen.attribute.type is A.INTERACTIONS
+    two = reader.reply(["I'm on Coumadin. Is ibuprofen okay with it?"], "warfarin", ["lisinopril"])
+    assert two.condition is None  # a second drug named: always a question about taking them together
+
+
+def test_without_the_model_the_typer_decides(reader):
+    plain = reader.settings.model_copy(update={"condition_similarity": 1.01})
+    saved, reader.settings = reader.settings, plain
+    try:
+        r = reader.reply(["Can I take lisinopril while pregnant?"], "lisinopril")
+    finally:
+        reader.settings = saved
+    assert r.condition is None and r.chosen.attribute.type is A.INTERACTIONS
