@@ -318,7 +318,7 @@ def freetable(args) -> None:
 
                 row["right_vs_baseline"] = mcnemar_row([right(base[q], i["set"]) for q, i in info.items()],
                                                        [right(mine[q], i["set"]) for q, i in info.items()])
-    save(f"rewording_free_{args.split}", {"split": args.split, "n_questions": len(info), "rows": rows,
+    save(args.section or f"rewording_free_{args.split}", {"split": args.split, "n_questions": len(info), "rows": rows,
                                           "baseline": args.baseline, "per_question": per,
                                           "load_1min": round(os.getloadavg()[0], 2)})
     for r in rows:
@@ -466,6 +466,7 @@ def main() -> None:
     f.add_argument("--split", choices=["dev", "test"], required=True)
     f.add_argument("--configs", nargs="+", required=True, help="run labels (without -free)")
     f.add_argument("--baseline", default="rag")
+    f.add_argument("--section", default=None, help="reader.json section (default: rewording_free_<split>)")
     g = sub.add_parser("gatefit")
     g.add_argument("--label", default="rag-gate0", help="a free-text run made with the gate open")
     g.add_argument("--split", choices=["dev"], default="dev")

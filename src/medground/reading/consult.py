@@ -384,6 +384,11 @@ class ConsultReader:
                     if rows.shape[0] > 2:  # mined phrases answer what is asked now, not earlier context
                         rows[2:] *= (weights >= 1.0)  # ("blood pressure pills" two turns back ≠ hypotension)
                     sims = rows.max(axis=0) * weights  # items × phrases, best row
+                    if condition is not None and attr.type is A.WARNINGS:
+                        # asked whether it is safe *with the condition*: a warnings entry's long
+                        # lines are matched against that, not the rest ("on Zestril for my blood
+                        # pressure" ≠ "Orthostatic hypotension" when the patient is pregnant)
+                        sims = sims * np.array([p == condition.phrase for p, _ in phrases], dtype=np.float32)
                     best_phrase = sims.argmax(axis=1)
                     for k, item in enumerate(its):
                         j = int(best_phrase[k])
