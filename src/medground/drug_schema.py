@@ -290,10 +290,12 @@ class ConsultReply:
     p_none: float = 0.0  # P(no entry of the subject drug answers)
     reason: str = ""
     ranked: list[RankedEntry] = field(default_factory=list)  # the best five, best first
+    condition: str | None = None  # the patient's words read as a condition they have (reading/patient_condition.py)
 
     def to_dict(self) -> dict[str, Any]:
         return {"first_sentence": self.first_sentence, "matched": list(self.matched), "quotes": list(self.quotes),
-                "p_none": self.p_none, "reason": self.reason, "ranked": [r.to_dict() for r in self.ranked]}
+                "p_none": self.p_none, "reason": self.reason, "ranked": [r.to_dict() for r in self.ranked],
+                "condition": self.condition}
 
 
 @dataclass(frozen=True, slots=True)

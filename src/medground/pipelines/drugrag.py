@@ -258,7 +258,8 @@ class DrugRagPipeline:
         ranked = [RankedEntry(c.drug.drug_id, c.attribute.type, round(c.p_type, 4), c.best.text if c.best else None,
                               round(c.best.similarity, 4) if c.best else None, round(c.score, 4))
                   for c in r.ranked[:5]]
-        said = ConsultReply(r.first_sentence, list(r.matched), list(r.quotes), round(r.p_none, 4), r.reason, ranked)
+        said = ConsultReply(r.first_sentence, list(r.matched), list(r.quotes), round(r.p_none, 4), r.reason, ranked,
+                            condition=r.condition)
         return Answer(outcome=r.outcome, text=r.text, citations=r.citations, detail=replace(detail, reply=said))
 
     def support(self, dialogue: str, evidence: Evidence, tally: Tally) -> Support:

@@ -55,3 +55,59 @@ def fold_citations(sentences: Sequence[str]) -> list[str]:
 # A justification that hands over to restated evidence: "This is supported by passage [2], which
 # states that …". Only a head that says *supported* / *confirmed* counts: "Passage [2] states that
 # …" as often brings a new fact ("… that it must not be given intravenously in children").
+
+
+_PASSAGE_NUMBER = re.compile(r"\b[Pp]assages?\s+\[?(\d+)\]?")
+_LEAD = re.compile(r"(?:according to|based on|as (?:stated|shown|described|noted|mentioned) in|in)\s+(?:the\s+)?"
+                   r"passages?(?:\s+(\[\d+\]))?\s*,\s*"
+                   r"|(?:the|this)\s+passages?(?:\s+(\[\d+\]))?\s+(?:directly\s+)?"
+                   r"(?:states|says|notes|mentions|explains|indicates|shows|supports this answer by stating)"
+                   r"(?:\s+that)?\s*,?\s*", re.IGNORECASE)
+_INLINE = re.compile(r",?\s*(?:according to|as (?:stated|shown|described|noted|mentioned) in|as per|based on)\s+"
+                     r"(?:the\s+)?passage\s+(\[\d+\])", re.IGNORECASE)
+_PAREN = re.compile(r"\(\s*passage\s+(\[\d+\])\s*\)", re.IGNORECASE)
+# a sentence that only says where the one before it comes from: "This belief is supported by passage [1]."
+_SOURCE_ONLY = re.compile(r"(?:this|that|it|these)(?:\s+\w+){0,3}\s+(?:is|are)\s+(?:directly\s+|also\s+)?"
+                          r"(?:supported|confirmed|stated|shown|mentioned)\s+(?:by|in)\s+passage\s+(\[\d+\])\s*\.?",
+                          re.IGNORECASE)
+
+
+def _with_mark(sentence: str, mark: str) -> str:
+    """The sentence citing ``mark`` before its closing punctuation (unchanged when it cites it)."""
+    if mark in sentence:
+        return sentence
+    body = sentence.rstrip()
+    stop = body[-1] if body and body[-1] in ".!?" else ""
+    return f"{body[: len(body) - len(stop)].rstrip()} {mark}{stop}"
+
+
+def plain_citations(text: str) -> str:
+    """A generated answer with its talk of passages turned into citation marks: "According to
+    passage 3, X." → "X [3]."; "X, according to passage [2]." → "X [2]."; "X (Passage 1)." →
+    "X [1]."; "The passage states that X [1]." → "X [1]."; "X. This belief is supported by passage [1]."
+    → "X [1]." A reader sees [n] after a claim; "passage
+    3" means nothing to them. Applied after the claim checks, which read the model's own marks."""
+    from medground.corpus.sentences import split_spans
+
+    if "passage" not in text.lower():
+        return text
+    out, last = [], 0
+    for start, end in split_spans(text):
+        out.append(text[last:start])
+        last = end
+        s = _PASSAGE_NUMBER.sub(lambda m: f"passage [{m.group(1)}]", text[start:end])
+        only = _SOURCE_ONLY.fullmatch(s.strip())
+        if only and len(out) >= 2 and out[-2].strip():
+            out.pop()  # the gap before it
+            out[-1] = _with_mark(out[-1], only.group(1))
+            continue
+        lead = _LEAD.match(s)
+        if lead and len(s) > lead.end():
+            s = s[lead.end()].upper() + s[lead.end() + 1:]
+            mark = lead.group(1) or lead.group(2)
+            if mark:
+                s = _with_mark(s, mark)
+        s = _PAREN.sub(r"\1", _INLINE.sub(r" \1", s))
+        out.append(re.sub(r"\s+([.,;:!?])", r"\1", s))
+    text = re.sub(r"(\[\d+\])(?:\s*\1)+", r"\1", "".join(out) + text[last:])
+    return re.sub(r"(\[\d+\])([.!?])\s*\1(?!\S)", r"\1\2", text)  # "… [1]. [1]" → "… [1]."

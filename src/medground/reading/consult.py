@@ -125,6 +125,11 @@ class ConsultReplySettings(BaseModel):
     condition_similarity: float = Field(0.6, ge=0.0, le=1.01,
                                         description="similarity to the nearest condition item at which a "
                                                     "phrase names a condition")
+    # Which typed questions the reading acts on: "interactions" (the typer's reading of "can I take
+    # it while pregnant?"), or "safety" — interactions, indications, contraindications, warnings
+    # ("I have epilepsy … is Zyban something I'm allowed to take?" reads as indications), where
+    # every entry's items are then matched against the condition alone.
+    condition_reads: Literal["interactions", "safety"] = "interactions"
 
 
 @dataclass(slots=True)
@@ -172,13 +177,20 @@ class Choice(NamedTuple):
     condition: str | None  # the patient's phrase read as a condition they have
 
 
+# The typed questions a named condition is read into (``condition_reads``): "interactions" only
+# (the typer's "can I take X with Y" reading), or every question of the "is it safe for me" family.
+CONDITION_READS = {"interactions": (A.INTERACTIONS,),
+                   "safety": (A.INTERACTIONS, A.INDICATIONS, A.CONTRAINDICATIONS, A.WARNINGS)}
+
+
 def as_condition_question(p_type: dict[AttributeType, float]) -> dict[AttributeType, float]:
-    """The typer's interactions reading moves to the entries on when the medicine must not be
-    used or needs care (the item match then decides between them); interactions keep what
+    """The typer's top reading moves to the entries on when the medicine must not be used or
+    needs care (the item match then decides between them); an interactions reading keeps what
     contraindications had."""
     out = dict(p_type)
-    moved = p_type.get(A.INTERACTIONS, 0.0)
-    out[A.INTERACTIONS] = p_type.get(A.CONTRAINDICATIONS, 0.0)
+    moved = max(p_type.values())
+    if max(p_type, key=p_type.get) is A.INTERACTIONS:
+        out[A.INTERACTIONS] = p_type.get(A.CONTRAINDICATIONS, 0.0)
     out[A.CONTRAINDICATIONS] = moved
     out[A.WARNINGS] = max(moved, p_type.get(A.WARNINGS, 0.0))
     return out
@@ -362,11 +374,15 @@ class ConsultReader:
         row = {t: i for i, t in enumerate(texts)}
         all_vecs = self.embedder.encode_queries(texts) if texts else None
         condition = None
+        reads = CONDITION_READS[s.condition_reads]
         if (not others and p_type and s.condition_similarity <= 1.0 and self.conditions is not None
-                and max(p_type, key=p_type.get) is A.INTERACTIONS and per_drug[subject.drug_id]):
-            # "Can I take it while pregnant?": no second substance, a condition named
+                and max(p_type, key=p_type.get) in reads and per_drug[subject.drug_id]):
+            # "Can I take it while pregnant?": no second substance, a condition named — one the
+            # medicine is not for (on Glucophage "for my diabetes", diabetes is why they take it)
             own = per_drug[subject.drug_id]
-            condition = self.conditions.named(own, s.condition_similarity, all_vecs[[row[p] for p, _ in own]])
+            own_vecs = all_vecs[[row[p] for p, _ in own]]
+            treated = self.indication_similarity(subject.drug_id, own_vecs) >= s.hedge_at
+            condition = self.conditions.named(own, s.condition_similarity, own_vecs, exclude=treated)
             if condition is not None:
                 p_type = as_condition_question(p_type)
         choices: list[EntryChoice] = []
@@ -384,10 +400,11 @@ class ConsultReader:
                     if rows.shape[0] > 2:  # mined phrases answer what is asked now, not earlier context
                         rows[2:] *= (weights >= 1.0)  # ("blood pressure pills" two turns back ≠ hypotension)
                     sims = rows.max(axis=0) * weights  # items × phrases, best row
-                    if condition is not None and attr.type is A.WARNINGS:
-                        # asked whether it is safe *with the condition*: a warnings entry's long
-                        # lines are matched against that, not the rest ("on Zestril for my blood
-                        # pressure" ≠ "Orthostatic hypotension" when the patient is pregnant)
+                    if condition is not None and (attr.type is A.WARNINGS or s.condition_reads == "safety"):
+                        # asked whether it is safe *with the condition*: the items are matched
+                        # against that, not the rest ("on Zestril for my blood pressure" ≠
+                        # "Orthostatic hypotension" when the patient is pregnant; "to quit
+                        # smoking" ≠ the question when the patient has epilepsy)
                         sims = sims * np.array([p == condition.phrase for p, _ in phrases], dtype=np.float32)
                     best_phrase = sims.argmax(axis=1)
                     for k, item in enumerate(its):
@@ -418,6 +435,15 @@ class ConsultReader:
                 if label is not None and m.similarity < self.settings.lexical_match:
                     m.similarity, m.phrase, m.class_of = self.settings.lexical_match, label, other.display_name
                     break
+
+    def indication_similarity(self, drug_id: str, vectors: np.ndarray) -> np.ndarray:
+        """Per phrase vector: its best similarity to an item of the drug's indications entries (0: none)."""
+        best = np.zeros(len(vectors), dtype=np.float32)
+        items, vecs = self._items(drug_id)
+        for attr, iv in zip(self.entries(drug_id), vecs):
+            if attr.type is A.INDICATIONS and iv.shape[1]:
+                best = np.maximum(best, (iv @ vectors.T).max(axis=(0, 1)))
+        return best
 
     def partners(self, subject_id: str, other_ids: Sequence[str], context_ids: Sequence[str] = (),
                  p_type: dict[AttributeType, float] | None = None) -> list[Drug]:

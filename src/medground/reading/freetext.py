@@ -9,7 +9,7 @@ from dataclasses import replace
 from medground.llm import prompts
 from medground.llm.base import LLM
 from medground.reading.reader import ReaderSettings, Tally, chat_text
-from medground.reading.citations import cited_numbers, fold_citations, without_citations
+from medground.reading.citations import cited_numbers, fold_citations, plain_citations, without_citations
 from medground.schema import Answer, Citation, ClaimJudgement, Evidence, FreeTextDetail, Question
 
 
@@ -22,6 +22,8 @@ def with_support_quote(answer: str, passage: Citation, *, exclude: str, budget: 
     from medground.reading import support as sup
     from medground.reading.reply import answer_with_quote, supporting_sentence
 
+    # after the checks (which read the model's own marks): "…, according to passage [2]." → "… [2]."
+    answer = plain_citations(answer)
     if not cited_numbers(answer):  # its citation went with a cut restatement: the answer cites what it rests on
         body = answer.rstrip()
         answer = f"{body[:-1]} [{passage.number}]." if body.endswith(".") else f"{body} [{passage.number}]"
@@ -160,4 +162,6 @@ def _free_text_answer(llm: LLM, question: Question, evidence: Evidence, settings
         # An answer that cites nothing is not grounded: say so, and show no evidence as if it had
         # been used (the retrieved passages stay in the detail for whoever wants to look).
         d = replace(d, uncited=True, retrieved_not_cited=[c.label for c in evidence.citations])
+    if settings.freetext_answer == "generate":
+        text = plain_citations(text)
     return Answer(outcome="answered", text=text, citations=cited, detail=d)
