@@ -22,6 +22,7 @@ def test_a_sentence_that_only_names_its_source_becomes_the_previous_ones_mark():
         "Clay eating is called geophagia [1]."
     assert plain_citations("It needs disinfection [1]. This level of disinfection is supported by passage [1].") == \
         "It needs disinfection [1]."
+    assert plain_citations("Sweat cools the body. This is supported by passage 2. [2]") == "Sweat cools the body [2]."
 
 
 def test_an_answer_without_such_talk_is_unchanged():

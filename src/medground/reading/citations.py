@@ -96,7 +96,7 @@ def plain_citations(text: str) -> str:
         out.append(text[last:start])
         last = end
         s = _PASSAGE_NUMBER.sub(lambda m: f"passage [{m.group(1)}]", text[start:end])
-        only = _SOURCE_ONLY.fullmatch(s.strip())
+        only = _SOURCE_ONLY.fullmatch(re.sub(r"(?<=[.!?])(?:\s*\[\d+\])+\s*$", "", s.strip()))
         if only and len(out) >= 2 and out[-2].strip():
             out.pop()  # the gap before it
             out[-1] = _with_mark(out[-1], only.group(1))
