@@ -37,3 +37,12 @@ def test_a_table_row_is_narrowed_to_its_part_that_supports_the_claim():
     cut = supporting_sentence(long_one, "isoniazid deficiency", max_words=20)
     assert cut.startswith("\u2026 ") and cut.endswith(" \u2026") and "isoniazid deficiency" in cut
     assert len(cut.split()) == 22  # 20 words and two ellipses
+
+
+def test_a_sentence_said_twice_is_said_once_with_both_marks():
+    from medground.reading.reply import without_repeats
+
+    assert without_repeats("Histoplasmosis is caused by a mold. Histoplasmosis is caused by a mold [5].") == \
+        "Histoplasmosis is caused by a mold [5]."
+    once = "Digoxin slows the heart [1]. It is given orally [2]."
+    assert without_repeats(once) == once

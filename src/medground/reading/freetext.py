@@ -20,10 +20,10 @@ def with_support_quote(answer: str, passage: Citation, *, exclude: str, budget: 
     """The checked answer, then the cited passage's words that support its first claim
     (reading/reply.py: one reply shape, shared with the consultation reader)."""
     from medground.reading import support as sup
-    from medground.reading.reply import answer_with_quote, supporting_sentence
+    from medground.reading.reply import answer_with_quote, supporting_sentence, without_repeats
 
     # after the checks (which read the model's own marks): "…, according to passage [2]." → "… [2]."
-    answer = plain_citations(answer)
+    answer = without_repeats(plain_citations(answer))
     if not cited_numbers(answer):  # its citation went with a cut restatement: the answer cites what it rests on
         body = answer.rstrip()
         answer = f"{body[:-1]} [{passage.number}]." if body.endswith(".") else f"{body} [{passage.number}]"
