@@ -221,7 +221,8 @@ class DrugRagPipeline:
             typer = load_consult_typer()
             self._reader = ConsultReader(self.engine.retriever("drugs").retriever, typer, typer.embedder,
                                          self.settings.reply, verifier=self.verify_entries,
-                                         item_checker=self.check_items, conditions=load_condition_reader())
+                                         item_checker=self.check_items, conditions=load_condition_reader(),
+                                         condition_checker=self.check_condition)
         return self._reader
 
     def verify_entries(self, dialogue: str, entries: list[Citation]) -> dict[int, float]:
@@ -237,6 +238,14 @@ class DrugRagPipeline:
         requests = [ChatRequest(messages=prompts.messages("item_check", said=said, item=item), max_tokens=1,
                                 temperature=0.0, top_logprobs=20) for item in items]
         return [p if (p := yes_probability(r)) is not None else 0.0 for r in self.llm.chat_many(requests)]
+
+    def check_condition(self, said: str, drug: str, condition: str) -> float:
+        """P(yes) for "is the patient asking whether <drug> is safe for them because they have
+        <condition>?", one forward pass (0 when no yes/no is among the top tokens)."""
+        request = ChatRequest(messages=prompts.messages("condition_check", said=said, drug=drug, condition=condition),
+                              max_tokens=1, temperature=0.0, top_logprobs=20)
+        p = yes_probability(self.llm.chat_many([request])[0])
+        return p if p is not None else 0.0
 
     def reply_to(self, dialogue: str, candidates: list[str], detail: ConsultDetail, tally: Tally) -> Answer:
         """The reply mode: no subject drug → the unknown-drug message or a question back."""

@@ -130,6 +130,9 @@ class ConsultReplySettings(BaseModel):
     # ("I have epilepsy … is Zyban something I'm allowed to take?" reads as indications), where
     # every entry's items are then matched against the condition alone.
     condition_reads: Literal["interactions", "safety"] = "interactions"
+    # "safety": the LLM confirms a condition read from a question the typer did not read as an
+    # interactions one ("is the patient asking whether X is safe for them because of <condition>?")
+    condition_check: bool = False
 
 
 @dataclass(slots=True)
@@ -256,7 +259,8 @@ class ConsultReader:
     def __init__(self, drugs, typer, embedder, settings: ConsultReplySettings | None = None,
                  verifier: Callable[[str, list[Citation]], dict[int, float]] | None = None,
                  item_checker: Callable[[str, list[str]], list[float]] | None = None, lay_vocabulary=None,
-                 conditions: ConditionReader | None = None):
+                 conditions: ConditionReader | None = None,
+                 condition_checker: Callable[[str, str, str], float] | None = None):
         self.drugs = drugs  # retrieve.drugs.DrugRetriever
         self.typer = typer  # reading.consult_typer.ConsultTyper
         self.embedder = embedder
@@ -269,6 +273,8 @@ class ConsultReader:
         self._entry_df: dict[str, int] | None = None  # word -> entries holding it
         self._lay = lay_vocabulary  # corpus.lay_vocabulary.LayVocabulary; the data's, loaded on first use
         self.conditions = conditions  # a condition or a substance named (reading/patient_condition.py)
+        # (the patient's last turn, drug name, condition) -> P(they ask whether it is safe given it); the pipeline's LLM
+        self.condition_checker = condition_checker
 
     # ----------------------------------------------------------------- choice
     def entries(self, drug_id: str) -> list[DrugAttribute]:
@@ -383,6 +389,14 @@ class ConsultReader:
             own_vecs = all_vecs[[row[p] for p, _ in own]]
             treated = self.indication_similarity(subject.drug_id, own_vecs) >= s.hedge_at
             condition = self.conditions.named(own, s.condition_similarity, own_vecs, exclude=treated)
+            if (condition is not None and s.condition_check and self.condition_checker is not None
+                    and max(p_type, key=p_type.get) is not A.INTERACTIONS):
+                # beyond the typer's interactions reading a named condition is as often what the
+                # medicine is asked to treat or a side effect: the LLM says which ("is it for
+                # restless legs too?" is no safety question)
+                p = self.condition_checker(question[: s.item_check_chars], subject.display_name, condition.phrase)
+                if p < 0.5:
+                    condition = None
             if condition is not None:
                 p_type = as_condition_question(p_type)
         choices: list[EntryChoice] = []
