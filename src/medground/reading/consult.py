@@ -43,7 +43,7 @@ from medground.reading.consult_text import (
 )
 from medground.reading.class_match import named_class
 from medground.reading.consult_sentences import PHRASE, first_sentence, listing
-from medground.reading.patient_condition import ConditionReader
+from medground.reading.patient_condition import CONDITION_READS, ConditionNamed, ConditionReader, as_condition_question
 from medground.reading.reply import quote_line
 from medground.schema import Citation
 
@@ -178,25 +178,6 @@ class Choice(NamedTuple):
     p_none: float
     p_type: dict[AttributeType, float]
     condition: str | None  # the patient's phrase read as a condition they have
-
-
-# The typed questions a named condition is read into (``condition_reads``): "interactions" only
-# (the typer's "can I take X with Y" reading), or every question of the "is it safe for me" family.
-CONDITION_READS = {"interactions": (A.INTERACTIONS,),
-                   "safety": (A.INTERACTIONS, A.INDICATIONS, A.CONTRAINDICATIONS, A.WARNINGS)}
-
-
-def as_condition_question(p_type: dict[AttributeType, float]) -> dict[AttributeType, float]:
-    """The typer's top reading moves to the entries on when the medicine must not be used or
-    needs care (the item match then decides between them); an interactions reading keeps what
-    contraindications had."""
-    out = dict(p_type)
-    moved = max(p_type.values())
-    if max(p_type, key=p_type.get) is A.INTERACTIONS:
-        out[A.INTERACTIONS] = p_type.get(A.CONTRAINDICATIONS, 0.0)
-    out[A.CONTRAINDICATIONS] = moved
-    out[A.WARNINGS] = max(moved, p_type.get(A.WARNINGS, 0.0))
-    return out
 
 
 def held_and_elsewhere(choices: Sequence[EntryChoice], subject_id: str, p_type: dict[AttributeType, float]
@@ -380,23 +361,9 @@ class ConsultReader:
         row = {t: i for i, t in enumerate(texts)}
         all_vecs = self.embedder.encode_queries(texts) if texts else None
         condition = None
-        reads = CONDITION_READS[s.condition_reads]
-        if (not others and p_type and s.condition_similarity <= 1.0 and self.conditions is not None
-                and max(p_type, key=p_type.get) in reads and per_drug[subject.drug_id]):
-            # "Can I take it while pregnant?": no second substance, a condition named — one the
-            # medicine is not for (on Glucophage "for my diabetes", diabetes is why they take it)
+        if not others and p_type and per_drug[subject.drug_id]:
             own = per_drug[subject.drug_id]
-            own_vecs = all_vecs[[row[p] for p, _ in own]]
-            treated = self.indication_similarity(subject.drug_id, own_vecs) >= s.hedge_at
-            condition = self.conditions.named(own, s.condition_similarity, own_vecs, exclude=treated)
-            if (condition is not None and s.condition_check and self.condition_checker is not None
-                    and max(p_type, key=p_type.get) is not A.INTERACTIONS):
-                # beyond the typer's interactions reading a named condition is as often what the
-                # medicine is asked to treat or a side effect: the LLM says which ("is it for
-                # restless legs too?" is no safety question)
-                p = self.condition_checker(question[: s.item_check_chars], subject.display_name, condition.phrase)
-                if p < 0.5:
-                    condition = None
+            condition = self.condition_named(question, subject, p_type, own, all_vecs[[row[p] for p, _ in own]])
             if condition is not None:
                 p_type = as_condition_question(p_type)
         choices: list[EntryChoice] = []
@@ -449,6 +416,26 @@ class ConsultReader:
                 if label is not None and m.similarity < self.settings.lexical_match:
                     m.similarity, m.phrase, m.class_of = self.settings.lexical_match, label, other.display_name
                     break
+
+    def condition_named(self, question: str, subject: Drug, p_type: dict[AttributeType, float],
+                        phrases: list[tuple[str, float]], vectors: np.ndarray) -> ConditionNamed | None:
+        """The condition the patient names when asking whether the subject drug is safe for them
+        ("Can I take it while pregnant?"; no second substance named), or None. Only a question the
+        typer reads as one of ``condition_reads`` is read so; a condition the drug is for is never
+        it (on Glucophage "for my diabetes", diabetes is why they take it)."""
+        s = self.settings
+        top = max(p_type, key=p_type.get)
+        if s.condition_similarity > 1.0 or self.conditions is None or top not in CONDITION_READS[s.condition_reads]:
+            return None
+        treated = self.indication_similarity(subject.drug_id, vectors) >= s.hedge_at
+        condition = self.conditions.named(phrases, s.condition_similarity, vectors, exclude=treated)
+        if condition is not None and s.condition_check and self.condition_checker is not None \
+                and top is not A.INTERACTIONS:
+            # beyond the typer's interactions reading a named condition is as often what the
+            # medicine is asked to treat or a side effect: the LLM says which
+            if self.condition_checker(question[: s.item_check_chars], subject.display_name, condition.phrase) < 0.5:
+                return None
+        return condition
 
     def indication_similarity(self, drug_id: str, vectors: np.ndarray) -> np.ndarray:
         """Per phrase vector: its best similarity to an item of the drug's indications entries (0: none)."""

@@ -62,8 +62,8 @@ class ConditionModel:
 
     def nearest(self, vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per row: (similarity of the nearest condition item, its index, of the nearest substance item)."""
-        c = vectors @ self.condition_vectors.T.astype(np.float32)
-        s = vectors @ self.substance_vectors.T.astype(np.float32)
+        c = vectors @ self.condition_vectors.T
+        s = vectors @ self.substance_vectors.T
         return c.max(axis=1), c.argmax(axis=1), s.max(axis=1) if s.size else np.zeros(len(vectors))
 
     def save(self, path: Path = MODEL_PATH) -> None:
@@ -75,9 +75,9 @@ class ConditionModel:
 
     @classmethod
     def load(cls, path: Path = MODEL_PATH) -> ConditionModel:
-        with np.load(path, allow_pickle=False) as z:
-            return cls([str(c) for c in z["conditions"]], z["condition_vectors"], z["substance_vectors"],
-                       str(z["embedder"]))
+        with np.load(path, allow_pickle=False) as z:  # stored as float16, read as float32 once
+            return cls([str(c) for c in z["conditions"]], z["condition_vectors"].astype(np.float32),
+                       z["substance_vectors"].astype(np.float32), str(z["embedder"]))
 
 
 def build(items: Sequence[tuple[str, str]], vectors: np.ndarray, embedder: str = EMBEDDER_KIND) -> ConditionModel:
@@ -123,6 +123,26 @@ class ConditionReader:
         if score[k] < min_similarity or substance.max() >= min_similarity:
             return None
         return ConditionNamed(phrases[k][0], round(float(score[k]), 4), self.model.conditions[int(which[k])])
+
+
+# The typed questions a named condition is read into (``condition_reads``): "interactions" only
+# (the typer's "can I take X with Y" reading), or every question of the "is it safe for me" family.
+A = AttributeType
+CONDITION_READS = {"interactions": (A.INTERACTIONS,),
+                   "safety": (A.INTERACTIONS, A.INDICATIONS, A.CONTRAINDICATIONS, A.WARNINGS)}
+
+
+def as_condition_question(p_type: dict[AttributeType, float]) -> dict[AttributeType, float]:
+    """The typer's top reading moves to the entries on when the medicine must not be used or
+    needs care (the item match then decides between them); an interactions reading keeps what
+    contraindications had."""
+    out = dict(p_type)
+    moved = max(p_type.values())
+    if max(p_type, key=p_type.get) is A.INTERACTIONS:
+        out[A.INTERACTIONS] = p_type.get(A.CONTRAINDICATIONS, 0.0)
+    out[A.CONTRAINDICATIONS] = moved
+    out[A.WARNINGS] = max(moved, p_type.get(A.WARNINGS, 0.0))
+    return out
 
 
 @lru_cache(maxsize=2)
