@@ -231,6 +231,8 @@ def test_the_reply_mode_detail_is_plain_json_with_the_entries_it_weighed():
                     "score": 0.1}]}
     assert type(face["reply"]["ranked"][0]["type"]) is str and list(face)[-1] == "reply"
     json.dumps(face)
+    pregnant = ConsultReply("The closest item …", condition="pregnant")
+    assert _consult(reply=pregnant).to_metadata()["reply"]["condition"] == "pregnant"
 
 
 def test_a_multiple_choice_consultation_is_a_choice_detail_with_a_flat_face():

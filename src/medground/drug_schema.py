@@ -293,9 +293,9 @@ class ConsultReply:
     condition: str | None = None  # the patient's words read as a condition they have (reading/patient_condition.py)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"first_sentence": self.first_sentence, "matched": list(self.matched), "quotes": list(self.quotes),
-                "p_none": self.p_none, "reason": self.reason, "ranked": [r.to_dict() for r in self.ranked],
-                "condition": self.condition}
+        out = {"first_sentence": self.first_sentence, "matched": list(self.matched), "quotes": list(self.quotes),
+               "p_none": self.p_none, "reason": self.reason, "ranked": [r.to_dict() for r in self.ranked]}
+        return out | ({"condition": self.condition} if self.condition else {})  # said only when one was read
 
 
 @dataclass(frozen=True, slots=True)
