@@ -18,6 +18,7 @@ per-option reader was built). Build on dev; report on test.
     python benchmarks/rewording.py gatefit --label rag-gate0                 # the support gate refit on dev
     python benchmarks/rewording.py cost --n 6                              # on a quiet machine
     python benchmarks/rewording.py promptab --n 8                          # the two answer prompts, alternating
+    python benchmarks/rewording.py evidenceab --n 8 --tokens 250           # two evidence budgets, alternating
 """
 
 from __future__ import annotations
@@ -445,6 +446,35 @@ def prompt_ab(args) -> None:
                 ["prompt", "n", "seconds_per_q", "p50", "max_seconds"])
 
 
+def evidence_ab(args) -> None:
+    """Seconds per multiple-choice question with the evidence compressed to 350 tokens (shipped)
+    and to ``--tokens``, the arms alternating question by question on one pipeline, cache off,
+    each question answered by one arm only (as ``promptab``); prompt tokens recorded too."""
+    from scipy.stats import mannwhitneyu
+
+    pipe = uncached_pipeline("rag", args.threads)
+    mc = [q for q, i in load_testbed("dev") if i["set"] == "new"][: 2 * args.n + 1]
+    names = (pipe.reader.evidence_tokens, args.tokens)
+    arms = {name: pipe.reader.model_copy(update={"evidence_tokens": name}) for name in names}
+    pipe.answer(mc[0])  # warm-up
+    secs: dict[int, list[float]] = {name: [] for name in names}
+    tokens: dict[int, list[int]] = {name: [] for name in names}
+    for k, q in enumerate(mc[1:]):
+        name = names[k % 2]
+        pipe.reader = arms[name]
+        a = pipe.answer(q)
+        secs[name].append(a.timings["total"])
+        tokens[name].append(a.tokens["prompt"])
+    rows = [seconds_row("evidence_tokens", str(name), v) | {"prompt_tokens_per_q": round(sum(tokens[name]) / len(v), 1)}
+            for name, v in secs.items()]
+    p = round(float(mannwhitneyu(secs[names[0]], secs[names[1]]).pvalue), 4)
+    save("rewording_evidence_ab", {"threads": args.threads, "rows": rows, "seconds": {str(k): v for k, v in secs.items()},
+                                   "mann_whitney_p": p, "load_1min_at_end": round(os.getloadavg()[0], 2),
+                                   "note": "cache off; dev new-chapter multiple-choice items; arms alternate, one arm a question"})
+    print_table(f"Multiple-choice seconds per question, arms alternating (Mann-Whitney p = {p})", rows,
+                ["evidence_tokens", "n", "seconds_per_q", "p50", "max_seconds", "prompt_tokens_per_q"])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -481,9 +511,13 @@ def main() -> None:
     ab = sub.add_parser("promptab")
     ab.add_argument("--n", type=int, default=8)
     ab.add_argument("--threads", type=int, default=2)
+    ea = sub.add_parser("evidenceab")
+    ea.add_argument("--n", type=int, default=8, help="questions per arm")
+    ea.add_argument("--tokens", type=int, default=250, help="the other arm's evidence budget")
+    ea.add_argument("--threads", type=int, default=2)
     args = ap.parse_args()
     {"run": run, "table": table, "freetable": freetable, "gatefit": gatefit, "optionfit": optionfit,
-     "cost": cost, "promptab": prompt_ab}[args.cmd](args)
+     "cost": cost, "promptab": prompt_ab, "evidenceab": evidence_ab}[args.cmd](args)
 
 
 if __name__ == "__main__":
