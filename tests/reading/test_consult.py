@@ -407,3 +407,14 @@ def test_a_long_item_is_named_by_its_opening_words():
     short = brief(item, 80)
     assert len(short) <= 82 and short.endswith("\u2026") and item.startswith(short[:-2])
     assert brief("Cough", 80) == "Cough"
+
+
+def test_a_short_items_head_is_a_part_and_is_named_as_the_whole_item():
+    from medground.reading.consult import ItemMatch, distinct
+    from medground.reading.consult_text import with_parts
+
+    assert with_parts(["Pregnancy (fetal toxicity)"]) == ["Pregnancy (fetal toxicity)", "Pregnancy"]
+    table_row = "Hemorrhage (including hematoma) 67 (1.1)"
+    assert with_parts([table_row]) == [table_row]  # a table row stays whole
+    got = distinct([ItemMatch("Pregnancy", 0.94, "pregnant")], ["Pregnancy (fetal toxicity)", "Pregnancy"])
+    assert [m.text for m in got] == ["Pregnancy (fetal toxicity)"]

@@ -216,11 +216,18 @@ def part_of(a: Drug, b: Drug) -> bool:
     return a.generic_name in b.components or b.generic_name in a.components
 
 
-def distinct(matches: Sequence[ItemMatch]) -> list[ItemMatch]:
+def distinct(matches: Sequence[ItemMatch], items: Sequence[str] = ()) -> list[ItemMatch]:
     """Matched items without an item whose matched part is also there: "diarrhea" says it,
-    "Nausea/vomiting/diarrhea/flatulence" beside it only repeats it."""
+    "Nausea/vomiting/diarrhea/flatulence" beside it only repeats it. A matched head ("Pregnancy")
+    is named as the item it heads ("Pregnancy (fetal toxicity)"), one of ``items``: the
+    qualifier is the why."""
     texts = {m.text for m in matches}
-    return [m for m in matches if not ("/" in m.text and any(p.strip() in texts for p in m.text.split("/")))]
+    out = [m for m in matches if not ("/" in m.text and any(p.strip() in texts for p in m.text.split("/")))]
+    for m in out:
+        whole = next((i for i in items if i.startswith(m.text + " (")), None)
+        if whole is not None:
+            m.text = whole
+    return list({m.text: m for m in reversed(out)}.values())[::-1]
 
 
 _ROUTE_WORDS = {"ophthalmic": "an eye (ophthalmic)", "otic": "an ear (otic)", "topical": "a skin (topical)",
@@ -533,7 +540,7 @@ class ConsultReader:
             return Reply("insufficient_evidence", text, [], text, p_none=p_none, reason="no entries")
         best = choices[0]
         self.check_items(turns[-1] if turns else "", best)
-        matched = distinct([m for m in best.items if m.similarity >= s.match_at])[: s.max_items]
+        matched = distinct([m for m in best.items if m.similarity >= s.match_at], [m.text for m in best.items])[: s.max_items]
         held, elsewhere = held_and_elsewhere(choices, drug.drug_id, p_type)
         top_type = max(p_type, key=p_type.get) if p_type else None
         if not matched and no_entry_relates(p_none, top_type, held, elsewhere, s):

@@ -33,7 +33,8 @@ def split_items(text: str) -> list[str]:
 def with_parts(items: Sequence[str]) -> list[str]:
     """Items, each followed by its parts when it names several things at once: "Nausea/vomiting/
     diarrhea" is three effects, and a patient's "loose stools" should meet "diarrhea" alone, not
-    a blend of four. Doses ("25/100 mg") and long lines stay whole."""
+    a blend of four; a short item's words before its parenthesis ("Pregnancy" of "Pregnancy (fetal
+    toxicity)") are a part too. Doses ("25/100 mg"), table rows and long lines stay whole."""
     out: list[str] = []
     for item in items:
         out.append(item)
@@ -41,6 +42,9 @@ def with_parts(items: Sequence[str]) -> list[str]:
             parts = [p.strip() for p in item.split("/")]
             if all(len(WORD.findall(p)) and len(p) >= 3 for p in parts):
                 out += parts
+        head = item.split(" (", 1)[0].strip()
+        if head != item and len(head) >= 3 and len(item) <= 80 and not re.search(r"\d", item):
+            out.append(head)  # "Pregnancy (fetal toxicity)": what it names, without the why (not a table row)
     return list(dict.fromkeys(out))
 
 
