@@ -221,7 +221,9 @@ class DrugRagPipeline:
             typer = load_consult_typer()
             self._reader = ConsultReader(self.engine.retriever("drugs").retriever, typer, typer.embedder,
                                          self.settings.reply, verifier=self.verify_entries,
-                                         item_checker=self.check_items, conditions=load_condition_reader(),
+                                         item_checker=self.check_items,
+                                         conditions=load_condition_reader(embedder=typer.embedder,
+                                                                          embedder_kind=typer.model.embedder),
                                          condition_checker=self.check_condition)
         return self._reader
 

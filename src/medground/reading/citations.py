@@ -13,6 +13,18 @@ def cited_numbers(text: str) -> list[int]:
     """The passage numbers a text cites, in first-mention order: [1], [2][3], [1, 4]."""
     return list(dict.fromkeys(int(n) for c in CITATION_MARK.findall(text) for n in re.findall(r"\d+", c)))
 
+def with_marks(sentence: str, numbers: Sequence[int], stop: str = "") -> str:
+    """The sentence also citing ``numbers`` it does not cite yet, the marks before its closing
+    punctuation (``stop`` when it has none): "It is epinephrine." + [3] → "It is epinephrine [3]."."""
+    body = sentence.rstrip()
+    end = body[-1] if body and body[-1] in ".!?" else ""
+    have = set(cited_numbers(body))
+    new = [n for n in dict.fromkeys(numbers) if n not in have]  # by number: [1] ~ [1, 2]
+    if not new:
+        return sentence
+    return body[: len(body) - len(end)].rstrip() + "".join(f" [{n}]" for n in new) + (end or stop)
+
+
 # Words that frame an answer rather than claim anything ("the passage says patients may ...").
 def answer_sentences(answer: str) -> list[str]:
     """The answer's sentences, stripped, as every claim check splits them (quotation marks blanked)."""
@@ -41,12 +53,7 @@ def fold_citations(sentences: Sequence[str]) -> list[str]:
         cites = CITATION_MARK.findall(sentence)
         words = re.findall(r"[a-z]+", CITATION_MARK.sub(" ", sentence).lower())
         if out and cites and all(w in CITING_WORDS for w in words):
-            head = out[-1].rstrip()
-            stop = head[-1] if head and head[-1] in ".!?" else ""
-            head = head[: len(head) - len(stop)].rstrip()
-            have = set(cited_numbers(head))
-            new = [n for n in cited_numbers(sentence) if n not in have]  # by number: [1] ~ [1, 2]
-            out[-1] = head + "".join(f" [{n}]" for n in new) + (stop or ".")
+            out[-1] = with_marks(out[-1], cited_numbers(sentence), stop=".")
             continue
         out.append(sentence)
     return out
@@ -72,15 +79,6 @@ _SOURCE_ONLY = re.compile(r"(?:this|that|it|these)(?:\s+\w+){0,3}\s+(?:is|are)\s
                           re.IGNORECASE)
 
 
-def _with_mark(sentence: str, mark: str) -> str:
-    """The sentence citing ``mark`` before its closing punctuation (unchanged when it cites it)."""
-    if mark in sentence:
-        return sentence
-    body = sentence.rstrip()
-    stop = body[-1] if body and body[-1] in ".!?" else ""
-    return f"{body[: len(body) - len(stop)].rstrip()} {mark}{stop}"
-
-
 def plain_citations(text: str) -> str:
     """A generated answer with its talk of passages turned into citation marks: "According to
     passage 3, X." → "X [3]."; "X, according to passage [2]." → "X [2]."; "X (Passage 1)." →
@@ -99,14 +97,14 @@ def plain_citations(text: str) -> str:
         only = _SOURCE_ONLY.fullmatch(re.sub(r"(?<=[.!?])(?:\s*\[\d+\])+\s*$", "", s.strip()))
         if only and len(out) >= 2 and out[-2].strip():
             out.pop()  # the gap before it
-            out[-1] = _with_mark(out[-1], only.group(1))
+            out[-1] = with_marks(out[-1], cited_numbers(only.group(1)))
             continue
         lead = _LEAD.match(s)
         if lead and len(s) > lead.end():
             s = s[lead.end()].upper() + s[lead.end() + 1:]
             mark = lead.group(1) or lead.group(2)
             if mark:
-                s = _with_mark(s, mark)
+                s = with_marks(s, cited_numbers(mark))
         s = _PAREN.sub(r"\1", _INLINE.sub(r" \1", s))
         out.append(re.sub(r"\s+([.,;:!?])", r"\1", s))
     text = re.sub(r"(\[\d+\])(?:\s*\1)+", r"\1", "".join(out) + text[last:])

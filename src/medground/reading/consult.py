@@ -25,7 +25,7 @@ The weights are settings, fitted on development sets only (benchmarks/consult_e2
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal, NamedTuple
 
 import numpy as np
@@ -223,11 +223,9 @@ def distinct(matches: Sequence[ItemMatch], items: Sequence[str] = ()) -> list[It
     qualifier is the why."""
     texts = {m.text for m in matches}
     out = [m for m in matches if not ("/" in m.text and any(p.strip() in texts for p in m.text.split("/")))]
-    for m in out:
-        whole = next((i for i in items if i.startswith(m.text + " (")), None)
-        if whole is not None:
-            m.text = whole
-    return list({m.text: m for m in reversed(out)}.values())[::-1]
+    heads = {i.split(" (", 1)[0].strip(): i for i in items if " (" in i}
+    named = [replace(m, text=heads[m.text]) if m.text in heads else m for m in out]
+    return list({m.text: m for m in reversed(named)}.values())[::-1]  # one item named once, at its best
 
 
 _ROUTE_WORDS = {"ophthalmic": "an eye (ophthalmic)", "otic": "an ear (otic)", "topical": "a skin (topical)",

@@ -9,7 +9,7 @@ from dataclasses import replace
 from medground.llm import prompts
 from medground.llm.base import LLM
 from medground.reading.reader import ReaderSettings, Tally, chat_text
-from medground.reading.citations import cited_numbers, fold_citations, plain_citations, without_citations
+from medground.reading.citations import cited_numbers, fold_citations, plain_citations, with_marks, without_citations
 from medground.schema import Answer, Citation, ClaimJudgement, Evidence, FreeTextDetail, Question
 
 
@@ -25,8 +25,7 @@ def with_support_quote(answer: str, passage: Citation, *, exclude: str, budget: 
     # after the checks (which read the model's own marks): "…, according to passage [2]." → "… [2]."
     answer = without_repeats(plain_citations(answer))
     if not cited_numbers(answer):  # its citation went with a cut restatement: the answer cites what it rests on
-        body = answer.rstrip()
-        answer = f"{body[:-1]} [{passage.number}]." if body.endswith(".") else f"{body} [{passage.number}]"
+        answer = with_marks(answer, [passage.number])
     claim = sup.first_claim(answer, exclude=[exclude]) or answer
     quote = supporting_sentence(passage.text, claim, max_words=max(8, budget * 2 // 3))  # ~1.5 tokens a word
     return answer_with_quote(answer, passage.label, passage.number, quote)

@@ -27,6 +27,7 @@ import numpy as np
 from medground.drug_schema import AttributeType, DrugAttribute
 from medground.retrieve.drug_intent import EMBEDDER_KIND
 
+A = AttributeType
 MODEL_PATH = Path(__file__).with_name("data") / "condition_substance.npz"
 CONDITION, SUBSTANCE = "condition", "substance"
 MAX_ITEM_CHARS = 80  # longer lines are sentences of a label section, not the name of one thing
@@ -39,7 +40,7 @@ def training_items(attributes: Iterable[DrugAttribute]) -> list[tuple[str, str]]
 
     side: dict[str, set[str]] = {CONDITION: set(), SUBSTANCE: set()}
     for a in attributes:
-        label = {AttributeType.CONTRAINDICATIONS: CONDITION, AttributeType.INTERACTIONS: SUBSTANCE}.get(a.type)
+        label = {A.CONTRAINDICATIONS: CONDITION, A.INTERACTIONS: SUBSTANCE}.get(a.type)
         if label is not None:
             side[label].update(i.strip() for i in split_items(a.text) if 2 < len(i.strip()) <= MAX_ITEM_CHARS)
     both = side[CONDITION] & side[SUBSTANCE]
@@ -127,7 +128,6 @@ class ConditionReader:
 
 # The typed questions a named condition is read into (``condition_reads``): "interactions" only
 # (the typer's "can I take X with Y" reading), or every question of the "is it safe for me" family.
-A = AttributeType
 CONDITION_READS = {"interactions": (A.INTERACTIONS,),
                    "safety": (A.INTERACTIONS, A.INDICATIONS, A.CONTRAINDICATIONS, A.WARNINGS)}
 
@@ -146,12 +146,20 @@ def as_condition_question(p_type: dict[AttributeType, float]) -> dict[AttributeT
 
 
 @lru_cache(maxsize=2)
-def load_condition_reader(path: str | None = None) -> ConditionReader | None:
-    """The shipped model, or None when its file is missing (the reading is then skipped)."""
+def _shipped_model(path: str) -> ConditionModel | None:
+    return ConditionModel.load(Path(path)) if Path(path).exists() else None
+
+
+def load_condition_reader(path: str | None = None, embedder=None, embedder_kind: str | None = None
+                          ) -> ConditionReader | None:
+    """The shipped model, or None when its file is missing (the reading is then skipped).
+    ``embedder``: one already loaded (the typer's) — used when it is of the kind the anchors were
+    embedded with (``embedder_kind``), so a reply never loads a second copy of the same model."""
     from medground.index.embedders import EmbedderSettings, load_embedder
 
-    target = Path(path) if path else MODEL_PATH
-    if not target.exists():
+    model = _shipped_model(str(path or MODEL_PATH))
+    if model is None:
         return None
-    model = ConditionModel.load(target)
-    return ConditionReader(model, load_embedder(EmbedderSettings(kind=model.embedder, threads=1)))
+    if embedder is None or embedder_kind != model.embedder:
+        embedder = load_embedder(EmbedderSettings(kind=model.embedder, threads=1))
+    return ConditionReader(model, embedder)

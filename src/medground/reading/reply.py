@@ -77,21 +77,14 @@ def without_repeats(answer: str) -> str:
     evidence ("Histoplasmosis is caused by a mold … Histoplasmosis is caused by a mold … [5]");
     the later one's marks go to the earlier one."""
     from medground.corpus.sentences import split_spans
-    from medground.reading.citations import CITATION_MARK, cited_numbers
+    from medground.reading.citations import CITATION_MARK, cited_numbers, with_marks
 
     def words(text: str) -> str:
         return " ".join(re.sub(r"[^\w\s]", " ", CITATION_MARK.sub(" ", text).lower()).split())
 
-    kept: list[list] = []  # [sentence, its words]
-    for start, end in split_spans(answer):
-        sentence = answer[start:end].strip()
-        same = next((k for k in kept if words(sentence) and k[1] == words(sentence)), None)
-        if same is None:
-            kept.append([sentence, words(sentence)])
-            continue
-        new = [n for n in cited_numbers(sentence) if n not in cited_numbers(same[0])]
-        if new:
-            head = same[0].rstrip()
-            stop = head[-1] if head[-1] in ".!?" else ""
-            same[0] = head[: len(head) - len(stop)].rstrip() + "".join(f" [{n}]" for n in new) + stop
-    return " ".join(k[0] for k in kept) if len(kept) < len(split_spans(answer)) else answer
+    sentences = [answer[start:end].strip() for start, end in split_spans(answer)]
+    kept: dict[str, str] = {}  # its words -> the sentence said first (with every mark)
+    for k, sentence in enumerate(sentences):
+        key = words(sentence) or f"\0{k}"  # a mark-only piece is never a repeat
+        kept[key] = with_marks(kept[key], cited_numbers(sentence)) if key in kept else sentence
+    return " ".join(kept.values()) if len(kept) < len(sentences) else answer
