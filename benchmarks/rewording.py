@@ -19,6 +19,7 @@ per-option reader was built). Build on dev; report on test.
     python benchmarks/rewording.py cost --n 6                              # on a quiet machine
     python benchmarks/rewording.py promptab --n 8                          # the two answer prompts, alternating
     python benchmarks/rewording.py evidenceab --n 8 --tokens 250           # two evidence budgets, alternating
+    python benchmarks/rewording.py readerab --n 12 --set evidence_tokens=250 permute_stop_at=0.8 --section S
 """
 
 from __future__ import annotations
@@ -446,33 +447,47 @@ def prompt_ab(args) -> None:
                 ["prompt", "n", "seconds_per_q", "p50", "max_seconds"])
 
 
-def evidence_ab(args) -> None:
-    """Seconds per multiple-choice question with the evidence compressed to 350 tokens (shipped)
-    and to ``--tokens``, the arms alternating question by question on one pipeline, cache off,
-    each question answered by one arm only (as ``promptab``); prompt tokens recorded too."""
+def reader_ab(args, update: dict, section: str) -> None:
+    """Seconds per multiple-choice question with the shipped reader and with ``update`` applied to
+    its settings, the arms alternating question by question on one pipeline, cache off, each
+    question answered by one arm only (as ``promptab``); prompt tokens and LLM calls recorded too."""
     from scipy.stats import mannwhitneyu
 
     pipe = uncached_pipeline("rag", args.threads)
     mc = [q for q, i in load_testbed("dev") if i["set"] == "new"][: 2 * args.n + 1]
-    names = (pipe.reader.evidence_tokens, args.tokens)
-    arms = {name: pipe.reader.model_copy(update={"evidence_tokens": name}) for name in names}
+    names = ("shipped", ", ".join(f"{k}={v}" for k, v in update.items()))
+    arms = {names[0]: pipe.reader, names[1]: pipe.reader.model_copy(update=update)}
     pipe.answer(mc[0])  # warm-up
-    secs: dict[int, list[float]] = {name: [] for name in names}
-    tokens: dict[int, list[int]] = {name: [] for name in names}
+    secs: dict[str, list[float]] = {name: [] for name in names}
+    tokens: dict[str, list[int]] = {name: [] for name in names}
+    calls: dict[str, list[int]] = {name: [] for name in names}
     for k, q in enumerate(mc[1:]):
         name = names[k % 2]
         pipe.reader = arms[name]
         a = pipe.answer(q)
         secs[name].append(a.timings["total"])
         tokens[name].append(a.tokens["prompt"])
-    rows = [seconds_row("evidence_tokens", str(name), v) | {"prompt_tokens_per_q": round(sum(tokens[name]) / len(v), 1)}
+        calls[name].append(a.tokens["llm_calls"])
+    rows = [seconds_row("reader", name, v) | {"prompt_tokens_per_q": round(sum(tokens[name]) / len(v), 1),
+                                              "llm_calls_per_q": round(sum(calls[name]) / len(v), 2)}
             for name, v in secs.items()]
     p = round(float(mannwhitneyu(secs[names[0]], secs[names[1]]).pvalue), 4)
-    save("rewording_evidence_ab", {"threads": args.threads, "rows": rows, "seconds": {str(k): v for k, v in secs.items()},
-                                   "mann_whitney_p": p, "load_1min_at_end": round(os.getloadavg()[0], 2),
-                                   "note": "cache off; dev new-chapter multiple-choice items; arms alternate, one arm a question"})
+    save(section, {"threads": args.threads, "update": update, "rows": rows, "seconds": secs,
+                   "mann_whitney_p": p, "load_1min_at_end": round(os.getloadavg()[0], 2),
+                   "note": "cache off; dev new-chapter multiple-choice items; arms alternate, one arm a question"})
     print_table(f"Multiple-choice seconds per question, arms alternating (Mann-Whitney p = {p})", rows,
-                ["evidence_tokens", "n", "seconds_per_q", "p50", "max_seconds", "prompt_tokens_per_q"])
+                ["reader", "n", "seconds_per_q", "p50", "max_seconds", "prompt_tokens_per_q", "llm_calls_per_q"])
+
+
+def evidence_ab(args) -> None:
+    """The shipped evidence budget against ``--tokens``."""
+    reader_ab(args, {"evidence_tokens": args.tokens}, "rewording_evidence_ab")
+
+
+def settings_ab(args) -> None:
+    """The shipped reader against ``--set KEY=VALUE ...`` (values read as JSON)."""
+    update = {k: json.loads(v) for k, v in (kv.split("=", 1) for kv in args.set)}
+    reader_ab(args, update, args.section)
 
 
 def main() -> None:
@@ -515,9 +530,14 @@ def main() -> None:
     ea.add_argument("--n", type=int, default=8, help="questions per arm")
     ea.add_argument("--tokens", type=int, default=250, help="the other arm's evidence budget")
     ea.add_argument("--threads", type=int, default=2)
+    sa = sub.add_parser("readerab")
+    sa.add_argument("--set", nargs="+", required=True, help="reader settings of the other arm, KEY=JSON")
+    sa.add_argument("--n", type=int, default=8, help="questions per arm")
+    sa.add_argument("--section", default="rewording_reader_ab", help="reader.json section")
+    sa.add_argument("--threads", type=int, default=2)
     args = ap.parse_args()
     {"run": run, "table": table, "freetable": freetable, "gatefit": gatefit, "optionfit": optionfit,
-     "cost": cost, "promptab": prompt_ab, "evidenceab": evidence_ab}[args.cmd](args)
+     "cost": cost, "promptab": prompt_ab, "evidenceab": evidence_ab, "readerab": settings_ab}[args.cmd](args)
 
 
 if __name__ == "__main__":

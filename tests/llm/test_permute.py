@@ -53,6 +53,16 @@ def test_plain_scoring_follows_the_letter_bias_permuted_scoring_follows_content(
     assert permuted.result.prompt_tokens == 40
 
 
+def test_a_sure_first_pass_ends_the_shifts_an_unsure_one_reads_them_all():
+    first = score_options(BiasedReader(), build(OPTIONS), list(OPTIONS)).probs["A"]  # ~0.53
+    llm = BiasedReader()
+    sure = score_options_permuted(llm, build, OPTIONS, stop_at=first - 0.01)
+    assert (sure.choice, sure.calls, llm.calls) == ("A", 1, 1) and abs(sure.probs["A"] - first) < 1e-9
+    llm = BiasedReader()
+    unsure = score_options_permuted(llm, build, OPTIONS, stop_at=first + 0.01)
+    assert (unsure.choice, unsure.calls, llm.calls) == ("B", 4, 4)
+
+
 def test_no_letter_in_any_pass_is_a_parse_failure_not_a_default_letter():
     out = score_options_permuted(BiasedReader(letters_found=False), build, OPTIONS)
     assert out.outcome == "parse_failure" and out.choice is None and out.blank_passes == 4

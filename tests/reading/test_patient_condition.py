@@ -73,12 +73,16 @@ def reader(tmp_path_factory, shipped):
 
     catalog = DrugCatalog(
         [Drug("lisinopril", "lisinopril", ["Zestril"], "ACE inhibitor"),
-         Drug("warfarin", "warfarin", ["Coumadin"], "Anticoagulant")],
+         Drug("warfarin", "warfarin", ["Coumadin"], "Anticoagulant"),
+         Drug("haloperidol", "haloperidol", ["Haldol"], "Antipsychotic")],
         [DrugAttribute("lisinopril", A.INTERACTIONS, "Alcohol\nLithium\nPotassium supplements", SRC),
          DrugAttribute("lisinopril", A.CONTRAINDICATIONS, "History of angioedema\nPregnancy (fetal toxicity)", SRC),
          DrugAttribute("lisinopril", A.DOSAGE, "10-40 mg orally daily.", SRC),
          DrugAttribute("warfarin", A.INTERACTIONS, "Nonsteroidal anti-inflammatory drugs\nAmiodarone", SRC),
-         DrugAttribute("warfarin", A.DOSAGE, "2-10 mg orally daily, adjusted to INR", SRC)])
+         DrugAttribute("warfarin", A.DOSAGE, "2-10 mg orally daily, adjusted to INR", SRC),
+         DrugAttribute("haloperidol", A.INDICATIONS, "Schizophrenia\nTourette's disorder", SRC),
+         DrugAttribute("haloperidol", A.CONTRAINDICATIONS, "Parkinson's disease\nSevere CNS depression", SRC),
+         DrugAttribute("haloperidol", A.DOSAGE, "0.5-5 mg orally two or three times daily", SRC)])
     store = DrugStore(tmp_path_factory.mktemp("drugs") / "drugs.sqlite")
     store.build(catalog)
     typer = load_consult_typer()
@@ -108,3 +112,21 @@ def test_without_the_model_the_typer_decides(reader):
     finally:
         reader.settings = saved
     assert r.condition is None and r.chosen.attribute.type is A.INTERACTIONS
+
+
+def test_a_condition_the_record_lists_is_read_past_the_typers_what_is_it_for(reader):
+    asked = ["The hospital doctor wrote him up for Haldol. Is Haldol okay for someone with Parkinson's?"]
+    p_type, _ = reader.type_probabilities(asked[0])
+    assert max(p_type, key=p_type.get) is A.INDICATIONS  # the typer's reading
+    r = reader.reply(asked, "haloperidol")
+    assert r.condition == "Parkinson's" and r.chosen.attribute.type is A.CONTRAINDICATIONS
+    assert "Parkinson's disease" in r.first_sentence
+    # the session-21 reading (interactions only) left it to the typer
+    saved, reader.settings = reader.settings, reader.settings.model_copy(update={"condition_reads": "interactions"})
+    try:
+        assert reader.reply(asked, "haloperidol").chosen.attribute.type is A.INDICATIONS
+    finally:
+        reader.settings = saved
+    # what it is for stays an indications question: schizophrenia is why it is taken
+    r = reader.reply(["Is Haldol used for schizophrenia?"], "haloperidol")
+    assert r.condition is None and r.chosen.attribute.type is A.INDICATIONS

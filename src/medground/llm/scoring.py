@@ -252,7 +252,7 @@ def cyclic_orders(letters: list[str], shifts: int | None = None) -> list[list[st
 
 def score_options_permuted(llm: LLM, build: Callable[[dict[str, str]], list[Message]], options: dict[str, str],
                            *, shifts: int | None = None, top_logprobs: int = 20,
-                           calibration: dict[str, float] | None = None) -> OptionScores:
+                           calibration: dict[str, float] | None = None, stop_at: float | None = None) -> OptionScores:
     """Letter scoring averaged over cyclic permutations of the option texts.
 
     ``build(shown)`` turns the options as shown (letter → text) into messages; keep the options
@@ -260,7 +260,8 @@ def score_options_permuted(llm: LLM, build: Callable[[dict[str, str]], list[Mess
     prefix. Each pass's letter distribution is mapped back to the original options and the
     distributions are averaged. Passes whose top alternatives held no option letter are left out
     (their number is in ``missing``); when every pass lacks letters the result is a parse
-    failure, never a default letter.
+    failure, never a default letter. ``stop_at``: a first pass whose best option has at least this
+    probability is the answer, the other shifts are not read.
     """
     letters = list(options)
     _check_letters(letters)
@@ -279,6 +280,8 @@ def score_options_permuted(llm: LLM, build: Callable[[dict[str, str]], list[Mess
         for i, src in enumerate(order):
             totals[src] += scores.probs[letters[i]]
             raw_sum[src] += scores.logprobs[letters[i]]
+        if stop_at is not None and len(results) == 1 and max(scores.probs.values()) >= stop_at:
+            break
     last = _merge_results(results)
     if used == 0:
         return OptionScores(outcome="parse_failure", choice=None, method="logprob", text=last.text if last else "",

@@ -41,7 +41,7 @@ def read_choice(
         scores = score_options_verify(llm, check, question.options)
     elif settings.scoring == "logprob" and settings.debias == "permute":
         scores = score_options_permuted(llm, build, question.options, shifts=settings.permutations,
-                                        calibration=settings.calibration)
+                                        calibration=settings.calibration, stop_at=settings.permute_stop_at)
     elif settings.scoring == "logprob":
         scores = score_options(llm, build(question.options), letters, calibration=settings.calibration)
     else:

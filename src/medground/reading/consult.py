@@ -126,10 +126,13 @@ class ConsultReplySettings(BaseModel):
                                         description="similarity to the nearest condition item at which a "
                                                     "phrase names a condition")
     # Which typed questions the reading acts on: "interactions" (the typer's reading of "can I take
-    # it while pregnant?"), or "safety" — interactions, indications, contraindications, warnings
+    # it while pregnant?"), "safety" — interactions, indications, contraindications, warnings
     # ("I have epilepsy … is Zyban something I'm allowed to take?" reads as indications), where
-    # every entry's items are then matched against the condition alone.
-    condition_reads: Literal["interactions", "safety"] = "interactions"
+    # every entry's items are then matched against the condition alone — or "listed": as safety,
+    # but beyond the interactions reading only a condition the drug's own contraindications or
+    # warnings list at ``match_at`` ("Is Haldol okay for someone with Parkinson's?"). Dev, session
+    # 22: listed 3 replies gained, 0 lost of 506; safety 5 lost on the old sets (docs/benchmarks.md).
+    condition_reads: Literal["interactions", "safety", "listed"] = "listed"
     # "safety": the LLM confirms a condition read from a question the typer did not read as an
     # interactions one ("is the patient asking whether X is safe for them because of <condition>?")
     condition_check: bool = False
@@ -386,7 +389,7 @@ class ConsultReader:
                     if rows.shape[0] > 2:  # mined phrases answer what is asked now, not earlier context
                         rows[2:] *= (weights >= 1.0)  # ("blood pressure pills" two turns back ≠ hypotension)
                     sims = rows.max(axis=0) * weights  # items × phrases, best row
-                    if condition is not None and (attr.type is A.WARNINGS or s.condition_reads == "safety"):
+                    if condition is not None and (attr.type is A.WARNINGS or s.condition_reads != "interactions"):
                         # asked whether it is safe *with the condition*: the items are matched
                         # against that, not the rest ("on Zestril for my blood pressure" ≠
                         # "Orthostatic hypotension" when the patient is pregnant; "to quit
@@ -432,8 +435,15 @@ class ConsultReader:
         top = max(p_type, key=p_type.get)
         if s.condition_similarity > 1.0 or self.conditions is None or top not in CONDITION_READS[s.condition_reads]:
             return None
-        treated = self.indication_similarity(subject.drug_id, vectors) >= s.hedge_at
+        treated = self.listed_similarity(subject.drug_id, vectors, (A.INDICATIONS,)) >= s.hedge_at
         condition = self.conditions.named(phrases, s.condition_similarity, vectors, exclude=treated)
+        if condition is not None and s.condition_reads == "listed" and top is not A.INTERACTIONS:
+            # read past the typer only where the drug's own record names the condition as a
+            # reason for care: "Is Haldol okay for someone with Parkinson's?" (typed: what is it
+            # for) against haloperidol's contraindications "Parkinson's disease"
+            k = [p for p, _ in phrases].index(condition.phrase)
+            if self.listed_similarity(subject.drug_id, vectors[k:k + 1], (A.CONTRAINDICATIONS, A.WARNINGS))[0] < s.match_at:
+                return None
         if condition is not None and s.condition_check and self.condition_checker is not None \
                 and top is not A.INTERACTIONS:
             # beyond the typer's interactions reading a named condition is as often what the
@@ -442,12 +452,12 @@ class ConsultReader:
                 return None
         return condition
 
-    def indication_similarity(self, drug_id: str, vectors: np.ndarray) -> np.ndarray:
-        """Per phrase vector: its best similarity to an item of the drug's indications entries (0: none)."""
+    def listed_similarity(self, drug_id: str, vectors: np.ndarray, types: tuple[AttributeType, ...]) -> np.ndarray:
+        """Per phrase vector: its best similarity to an item of the drug's entries of ``types`` (0: none)."""
         best = np.zeros(len(vectors), dtype=np.float32)
         items, vecs = self._items(drug_id)
         for attr, iv in zip(self.entries(drug_id), vecs):
-            if attr.type is A.INDICATIONS and iv.shape[1]:
+            if attr.type in types and iv.shape[1]:
                 best = np.maximum(best, (iv @ vectors.T).max(axis=(0, 1)))
         return best
 

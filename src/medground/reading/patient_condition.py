@@ -128,8 +128,10 @@ class ConditionReader:
 
 # The typed questions a named condition is read into (``condition_reads``): "interactions" only
 # (the typer's "can I take X with Y" reading), or every question of the "is it safe for me" family.
-CONDITION_READS = {"interactions": (A.INTERACTIONS,),
-                   "safety": (A.INTERACTIONS, A.INDICATIONS, A.CONTRAINDICATIONS, A.WARNINGS)}
+# "listed": as "safety", but beyond the interactions reading only a condition the drug's own
+# contraindications or warnings list (reading/consult.py).
+_SAFETY = (A.INTERACTIONS, A.INDICATIONS, A.CONTRAINDICATIONS, A.WARNINGS)
+CONDITION_READS = {"interactions": (A.INTERACTIONS,), "safety": _SAFETY, "listed": _SAFETY}
 
 
 def as_condition_question(p_type: dict[AttributeType, float]) -> dict[AttributeType, float]:
