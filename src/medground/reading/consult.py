@@ -132,7 +132,7 @@ class ConsultReplySettings(BaseModel):
     # but beyond the interactions reading only a condition the drug's own contraindications or
     # warnings list at ``match_at`` ("Is Haldol okay for someone with Parkinson's?"). Dev, session
     # 22: listed 3 replies gained, 0 lost of 506; safety 5 lost on the old sets (docs/benchmarks.md).
-    condition_reads: Literal["interactions", "safety", "listed"] = "listed"
+    condition_reads: Literal["interactions", "safety", "listed", "any_listed"] = "listed"
     # "safety": the LLM confirms a condition read from a question the typer did not read as an
     # interactions one ("is the patient asking whether X is safe for them because of <condition>?")
     condition_check: bool = False
@@ -437,7 +437,7 @@ class ConsultReader:
             return None
         treated = self.listed_similarity(subject.drug_id, vectors, (A.INDICATIONS,)) >= s.hedge_at
         condition = self.conditions.named(phrases, s.condition_similarity, vectors, exclude=treated)
-        if condition is not None and s.condition_reads == "listed" and top is not A.INTERACTIONS:
+        if condition is not None and s.condition_reads.endswith("listed") and top is not A.INTERACTIONS:
             # read past the typer only where the drug's own record names the condition as a
             # reason for care: "Is Haldol okay for someone with Parkinson's?" (typed: what is it
             # for) against haloperidol's contraindications "Parkinson's disease"

@@ -130,8 +130,11 @@ class ConditionReader:
 # (the typer's "can I take X with Y" reading), or every question of the "is it safe for me" family.
 # "listed": as "safety", but beyond the interactions reading only a condition the drug's own
 # contraindications or warnings list (reading/consult.py).
+# "any_listed": as listed, whatever the typer's reading ("Is Dysport safe with myasthenia?" reads
+# as a side-effects question).
 _SAFETY = (A.INTERACTIONS, A.INDICATIONS, A.CONTRAINDICATIONS, A.WARNINGS)
-CONDITION_READS = {"interactions": (A.INTERACTIONS,), "safety": _SAFETY, "listed": _SAFETY}
+CONDITION_READS = {"interactions": (A.INTERACTIONS,), "safety": _SAFETY, "listed": _SAFETY,
+                   "any_listed": tuple(A)}
 
 
 def as_condition_question(p_type: dict[AttributeType, float]) -> dict[AttributeType, float]:
