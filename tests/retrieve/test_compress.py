@@ -108,3 +108,23 @@ def test_a_heading_line_is_kept_only_with_the_sentence_under_it():
     assert alone.citations[0].text == "Salt Substitutes"  # the heading matches best and says nothing
     joined = compress(evidence(text), q, budget_tokens=25, count_tokens=words, join_headings=True)
     assert joined.citations[0].text.startswith("Salt Substitutes\nNurses should warn clients")
+
+
+def test_a_free_text_question_gets_its_own_budget_when_one_is_set():
+    from types import SimpleNamespace
+
+    from medground.pipelines.base import focus
+    from medground.reading.reader import ReaderSettings, Tally
+    from medground.schema import Question
+
+    related = " ".join(f"Digoxin toxicity case {i} was reported." for i in range(20))
+    ev = evidence(related, f"{related} {KEY}")
+    engine = SimpleNamespace(count_tokens=words)
+    asked = "Which electrolyte disturbance increases the risk of digoxin toxicity?"
+    mc = Question(qid="q", dataset="t", question=asked, options={"A": "Hyperkalemia", "B": "Hypokalemia"})
+    free = Question(qid="f", dataset="t", question=asked)
+    settings = ReaderSettings(evidence_tokens=40, freetext_evidence_tokens=80)
+    assert focus(ev, mc, settings, engine, Tally()).token_count <= 42
+    assert 42 < focus(ev, free, settings, engine, Tally()).token_count <= 82
+    same = ReaderSettings(evidence_tokens=40)  # unset: one budget for both
+    assert focus(ev, free, same, engine, Tally()).token_count <= 42

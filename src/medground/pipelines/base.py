@@ -45,14 +45,18 @@ class Pipeline(Protocol):
 
 def focus(evidence: Evidence, question: Question, settings: ReaderSettings, engine: RetrievalEngine,
           tally: Tally, asked: str | None = None) -> Evidence:
-    """The evidence compressed to ``settings.evidence_tokens`` (unchanged when that is None);
-    ``asked``: the words sentences are scored against, when not the question's own (the
-    question with the other names of what it names)."""
-    if settings.evidence_tokens is None:
+    """The evidence compressed to ``settings.evidence_tokens`` (``freetext_evidence_tokens`` for
+    a free-text question, when set; unchanged when the budget is None); ``asked``: the words
+    sentences are scored against, when not the question's own (the question with the other
+    names of what it names)."""
+    budget = settings.evidence_tokens
+    if not question.is_multiple_choice and settings.freetext_evidence_tokens is not None:
+        budget = settings.freetext_evidence_tokens
+    if budget is None:
         return evidence
     from medground.retrieve.compress import compress
 
     with tally.stage("compress"):
-        return compress(evidence, asked or question.question, question.options, budget_tokens=settings.evidence_tokens,
+        return compress(evidence, asked or question.question, question.options, budget_tokens=budget,
                         count_tokens=engine.count_tokens, neighbor_weight=settings.evidence_neighbor_weight,
                         rank_weight=settings.evidence_rank_weight, join_headings=settings.evidence_join_headings)

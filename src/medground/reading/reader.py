@@ -45,6 +45,10 @@ class ReaderSettings(BaseModel):
     # Compress evidence to the sentences most related to the question and options
     # (retrieve.compress) within this many tokens; None = read the packed passages whole.
     evidence_tokens: int | None = Field(None, ge=32)
+    # A free-text question's budget, when it differs (None: ``evidence_tokens``): 250 tokens
+    # serve a letter choice as well as 350, but a free-text reply then abstains more often
+    # (dev new-chapter items: wrong abstention 2 → 6 of 24; docs/benchmarks.md, session 22).
+    freetext_evidence_tokens: int | None = Field(None, ge=32)
     # Compression context (retrieve.compress): a sentence also scores this share of its best
     # neighbour's score, and sentences of passage i are weighted 1 + rank_weight / i.
     evidence_neighbor_weight: float = Field(0.0, ge=0.0)
