@@ -110,11 +110,6 @@ class ConsultReplySettings(BaseModel):
     # from one-sentence questions; context around the question — "Yes, 10 mg a day." — pulls it
     # towards dosage), or the mean of both distributions.
     typer_reads: Literal["turn", "question", "both"] = "turn"
-    # The typer learned no boxed-warning class (Medication QA has none), so a boxed warning's
-    # entry started from P ~ 0 and won only on an exact item; read as a warning it competes with
-    # the warnings entry on what its items say ("suicidal thoughts" on Latuda, spinal anaesthesia
-    # on Xarelto).
-    boxed_as_warnings: bool = False
     # The LLM as a judge of meaning for the closest items: "does the patient describe <item>?"
     # (one token, yes/no log-probabilities). MiniLM puts "loose stools" at 0.35 from "diarrhea";
     # the LLM knows they are one thing. An item it affirms (P(yes) > P(no)) counts as matched at
@@ -362,8 +357,6 @@ class ConsultReader:
         p_type, p_none = self.type_probabilities(question, self.drug_names(subject, named_now)[1:])
         others = self.partners(subject_id, other_ids, context_ids, p_type)
         names = self.drug_names(subject, others)
-        if s.boxed_as_warnings and p_type and A.WARNINGS in p_type:
-            p_type = {**p_type, A.BOXED_WARNING: max(p_type.get(A.BOXED_WARNING, 0.0), p_type[A.WARNINGS])}
         if others and p_type:  # two drugs named: a question about taking them together
             p_type = {t: p for t, p in p_type.items()}
             p_type[A.INTERACTIONS] = max(p_type.get(A.INTERACTIONS, 0.0), max(p_type.values()))
