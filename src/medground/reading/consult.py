@@ -132,6 +132,7 @@ class ConsultReplySettings(BaseModel):
     # but beyond the interactions reading only a condition the drug's own contraindications or
     # warnings list at ``match_at`` ("Is Haldol okay for someone with Parkinson's?"). Dev, session
     # 22: listed 3 replies gained, 0 lost of 506; safety 5 lost on the old sets (docs/benchmarks.md).
+    # "any_listed": the record test whatever the typer's reading (a variant: 1 of 506 changed).
     condition_reads: Literal["interactions", "safety", "listed", "any_listed"] = "listed"
     # "safety": the LLM confirms a condition read from a question the typer did not read as an
     # interactions one ("is the patient asking whether X is safe for them because of <condition>?")
@@ -442,7 +443,8 @@ class ConsultReader:
             # reason for care: "Is Haldol okay for someone with Parkinson's?" (typed: what is it
             # for) against haloperidol's contraindications "Parkinson's disease"
             k = [p for p, _ in phrases].index(condition.phrase)
-            if self.listed_similarity(subject.drug_id, vectors[k:k + 1], (A.CONTRAINDICATIONS, A.WARNINGS))[0] < s.match_at:
+            listed = self.listed_similarity(subject.drug_id, vectors[k:k + 1], (A.CONTRAINDICATIONS, A.WARNINGS))
+            if listed[0] < s.match_at:
                 return None
         if condition is not None and s.condition_check and self.condition_checker is not None \
                 and top is not A.INTERACTIONS:
