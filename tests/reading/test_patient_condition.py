@@ -80,6 +80,7 @@ def reader(tmp_path_factory, shipped):
          DrugAttribute("lisinopril", A.DOSAGE, "10-40 mg orally daily.", SRC),
          DrugAttribute("warfarin", A.INTERACTIONS, "Nonsteroidal anti-inflammatory drugs\nAmiodarone", SRC),
          DrugAttribute("warfarin", A.DOSAGE, "2-10 mg orally daily, adjusted to INR", SRC),
+         DrugAttribute("warfarin", A.WARNINGS, "Pregnant women with mechanical heart valves", SRC),
          DrugAttribute("haloperidol", A.INDICATIONS, "Schizophrenia\nTourette's disorder", SRC),
          DrugAttribute("haloperidol", A.CONTRAINDICATIONS, "Parkinson's disease\nSevere CNS depression", SRC),
          DrugAttribute("haloperidol", A.DOSAGE, "0.5-5 mg orally two or three times daily", SRC)])
@@ -130,3 +131,13 @@ def test_a_condition_the_record_lists_is_read_past_the_typers_what_is_it_for(rea
     # what it is for stays an indications question: schizophrenia is why it is taken
     r = reader.reply(["Is Haldol used for schizophrenia?"], "haloperidol")
     assert r.condition is None and r.chosen.attribute.type is A.INDICATIONS
+
+
+def test_a_misspelt_condition_is_read_as_the_databases_word(reader):
+    r = reader.reply(["Can I take lisinopril while pregnent?"], "lisinopril")
+    assert r.condition == "pregnant" and r.chosen.attribute.type is A.CONTRAINDICATIONS
+    saved, reader.settings = reader.settings, reader.settings.model_copy(update={"spelling": False})
+    try:
+        assert reader.reply(["Can I take lisinopril while pregnent?"], "lisinopril").condition is None
+    finally:
+        reader.settings = saved
