@@ -102,6 +102,13 @@ def dialogue_of(question: Question) -> str:
     return f"{ctx}\n{q}" if ctx and not ctx.endswith(q) else (ctx or q)
 
 
+def yes_probabilities(llm, prompt: str, fills: list[dict[str, str]]) -> list[float]:
+    """P(yes) of one forward pass per filling of ``prompt``; no yes/no among the top tokens is 0."""
+    requests = [ChatRequest(messages=prompts.messages(prompt, **fill), max_tokens=1, temperature=0.0,
+                            top_logprobs=20) for fill in fills]
+    return [p if (p := yes_probability(r)) is not None else 0.0 for r in llm.chat_many(requests)]
+
+
 class DrugRagPipeline:
     name = "drugrag"
 
@@ -237,17 +244,12 @@ class DrugRagPipeline:
         """P(yes) for "does the patient describe <item>?", one forward pass an item; the patient's
         words come first, so the items share a cached prompt prefix. No yes/no among the top
         tokens counts as 0 (not affirmed)."""
-        requests = [ChatRequest(messages=prompts.messages("item_check", said=said, item=item), max_tokens=1,
-                                temperature=0.0, top_logprobs=20) for item in items]
-        return [p if (p := yes_probability(r)) is not None else 0.0 for r in self.llm.chat_many(requests)]
+        return yes_probabilities(self.llm, "item_check", [{"said": said, "item": item} for item in items])
 
     def check_condition(self, said: str, drug: str, condition: str) -> float:
         """P(yes) for "is the patient asking whether <drug> is safe for them because they have
         <condition>?", one forward pass (0 when no yes/no is among the top tokens)."""
-        request = ChatRequest(messages=prompts.messages("condition_check", said=said, drug=drug, condition=condition),
-                              max_tokens=1, temperature=0.0, top_logprobs=20)
-        p = yes_probability(self.llm.chat_many([request])[0])
-        return p if p is not None else 0.0
+        return yes_probabilities(self.llm, "condition_check", [{"said": said, "drug": drug, "condition": condition}])[0]
 
     def reply_to(self, dialogue: str, candidates: list[str], detail: ConsultDetail, tally: Tally) -> Answer:
         """The reply mode: no subject drug → the unknown-drug message or a question back."""

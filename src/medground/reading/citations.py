@@ -1,5 +1,6 @@
-"""Citation marks in generated text: which passages a sentence cites, sentences without their
-marks, and citation-only sentences folded into the claim before them."""
+"""Citation marks in generated text: which passages a sentence cites, marks added before a
+sentence's closing punctuation, sentences without their marks, citation-only sentences folded
+into the claim before them, and talk of passages ("according to passage 3") turned into marks."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ def cited_numbers(text: str) -> list[int]:
     """The passage numbers a text cites, in first-mention order: [1], [2][3], [1, 4]."""
     return list(dict.fromkeys(int(n) for c in CITATION_MARK.findall(text) for n in re.findall(r"\d+", c)))
 
+
 def with_marks(sentence: str, numbers: Sequence[int], stop: str = "") -> str:
     """The sentence also citing ``numbers`` it does not cite yet, the marks before its closing
     punctuation (``stop`` when it has none): "It is epinephrine." + [3] → "It is epinephrine [3]."."""
@@ -25,7 +27,6 @@ def with_marks(sentence: str, numbers: Sequence[int], stop: str = "") -> str:
     return body[: len(body) - len(end)].rstrip() + "".join(f" [{n}]" for n in new) + (end or stop)
 
 
-# Words that frame an answer rather than claim anything ("the passage says patients may ...").
 def answer_sentences(answer: str) -> list[str]:
     """The answer's sentences, stripped, as every claim check splits them (quotation marks blanked)."""
     from medground.corpus.sentences import split_sentences
@@ -57,11 +58,6 @@ def fold_citations(sentences: Sequence[str]) -> list[str]:
             continue
         out.append(sentence)
     return out
-
-
-# A justification that hands over to restated evidence: "This is supported by passage [2], which
-# states that …". Only a head that says *supported* / *confirmed* counts: "Passage [2] states that
-# …" as often brings a new fact ("… that it must not be given intravenously in children").
 
 
 _PASSAGE_NUMBER = re.compile(r"\b[Pp]assages?\s+\[?(\d+)\]?")

@@ -43,7 +43,13 @@ from medground.reading.consult_text import (
 )
 from medground.reading.class_match import named_class
 from medground.reading.consult_sentences import PHRASE, first_sentence, listing
-from medground.reading.patient_condition import CONDITION_READS, ConditionNamed, ConditionReader, as_condition_question
+from medground.reading.patient_condition import (
+    CONDITION_READS,
+    LISTED_ONLY,
+    ConditionNamed,
+    ConditionReader,
+    as_condition_question,
+)
 from medground.reading.reply import quote_line
 from medground.schema import Citation
 
@@ -457,7 +463,7 @@ class ConsultReader:
             return None
         treated = self.listed_similarity(subject.drug_id, vectors, (A.INDICATIONS,)) >= s.hedge_at
         condition = self.conditions.named(phrases, s.condition_similarity, vectors, exclude=treated)
-        if condition is not None and s.condition_reads.endswith("listed") and top is not A.INTERACTIONS:
+        if condition is not None and s.condition_reads in LISTED_ONLY and top is not A.INTERACTIONS:
             # read past the typer only where the drug's own record names the condition as a
             # reason for care: "Is Haldol okay for someone with Parkinson's?" (typed: what is it
             # for) against haloperidol's contraindications "Parkinson's disease"

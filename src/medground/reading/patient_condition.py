@@ -135,6 +135,7 @@ class ConditionReader:
 _SAFETY = (A.INTERACTIONS, A.INDICATIONS, A.CONTRAINDICATIONS, A.WARNINGS)
 CONDITION_READS = {"interactions": (A.INTERACTIONS,), "safety": _SAFETY, "listed": _SAFETY,
                    "any_listed": tuple(A)}
+LISTED_ONLY = frozenset({"listed", "any_listed"})  # the readings that ask the drug's record first
 
 
 def as_condition_question(p_type: dict[AttributeType, float]) -> dict[AttributeType, float]:
