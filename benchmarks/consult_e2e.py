@@ -301,7 +301,7 @@ def fit_cmd(args) -> None:
         from medground.pipelines.factory import build_pipeline
 
         verifier = build_pipeline(load_pipeline_config("drugrag")).verify_entries
-    from medground.reading.consult import ConsultReplySettings
+    from medground.reading.consult_settings import ConsultReplySettings
 
     reader = ConsultReader(drugs, typer, typer.embedder, ConsultReplySettings(typer_reads=args.typer_reads),
                            verifier=verifier)

@@ -141,7 +141,7 @@ def drugs(args) -> None:
     from medground.store.drugs import DrugStore
     from medground.pipelines.base import Tally
     from medground.pipelines.drugrag import DrugRagPipeline, DrugRagSettings
-    from medground.reading.consult import record_citation
+    from medground.reading.consult_types import record_citation
     from medground.retrieve.engine import RetrievalEngine
     from medground.schema import Evidence
 

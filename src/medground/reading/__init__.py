@@ -18,9 +18,7 @@ if TYPE_CHECKING:  # the exported names (lazy_exports reads this block), for typ
         choice_answer as choice_answer,
     )
     from medground.reading.freetext import free_text_answer as free_text_answer
-    from medground.reading.consult import (
-        ConsultReader as ConsultReader,
-        ConsultReplySettings as ConsultReplySettings,
-    )
+    from medground.reading.consult import ConsultReader as ConsultReader
+    from medground.reading.consult_settings import ConsultReplySettings as ConsultReplySettings
 
 __getattr__, __all__ = lazy_exports(__name__, __file__)

@@ -15,7 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from medground.drug_schema import AttributeType
-from medground.reading.consult import ConsultReader, ConsultReplySettings, held_and_elsewhere, no_entry_relates
+from medground.reading.consult import ConsultReader
+from medground.reading.consult_settings import ConsultReplySettings
+from medground.reading.consult_types import held_and_elsewhere, no_entry_relates
 
 
 @dataclass(slots=True)

@@ -12,7 +12,8 @@ from medground.reading.class_match import names_a_group
 from medground.reading.consult_text import is_yes_no, join_items, opening, split_items
 
 if TYPE_CHECKING:
-    from medground.reading.consult import ConsultReplySettings, EntryChoice, ItemMatch
+    from medground.reading.consult_settings import ConsultReplySettings
+    from medground.reading.consult_types import EntryChoice, ItemMatch
 
 A = AttributeType
 

@@ -1,0 +1,133 @@
+"""The medicine database's entries as items in the embedding space, and the patient's words as
+phrases to match against them (reading/consult.py weighs the matches).
+
+A list entry is split into items ("Cough", "Angioedema"); each item is embedded with its
+MedlinePlus lay gloss and the plain phrases consumer pages pair it with (corpus/lay_vocabulary.py),
+so "my lips swelled" can reach "Angioedema". The patient's turns become short content phrases,
+with the database's spelling of a misspelt word beside it (reading/spelling.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from medground.drug_schema import AttributeType, Drug, DrugAttribute
+from medground.reading.consult_settings import ConsultReplySettings
+from medground.reading.consult_text import WORD, content_phrases, split_items, stop_words, with_parts
+from medground.reading.consult_types import word_set
+
+
+class ItemSpace:
+    """Entries' items and their vectors (built per drug on first use), rare words, patient phrases."""
+
+    def __init__(self, drugs, embedder, settings: ConsultReplySettings, lay_vocabulary=None):
+        self.drugs = drugs  # retrieve.drugs.DrugRetriever
+        self.embedder = embedder
+        self.settings = settings
+        self._item_vectors: dict[str, tuple[list[list[str]], list[np.ndarray]]] = {}
+        self._entry_df: dict[str, int] | None = None  # word -> entries holding it
+        self._lay = lay_vocabulary  # corpus.lay_vocabulary.LayVocabulary; the data's, loaded on first use
+        self._speller = None  # reading.spelling.Speller over the database's words, built on first use
+
+    def entries(self, drug_id: str) -> list[DrugAttribute]:
+        return [self.drugs.attributes[i] for i in self.drugs.by_drug.get(drug_id, [])]
+
+    def items(self, drug_id: str) -> tuple[list[list[str]], list[np.ndarray]]:
+        """Each entry's items and their vectors, rows × items × dim: the item, (item: its lay
+        gloss), then ``lay_synonyms`` mined plain phrases (a row repeats the item where it has none)."""
+        if drug_id not in self._item_vectors:
+            from medground.reading.lay_terms import gloss, load_glossary
+
+            s = self.settings
+            glossary = load_glossary() if s.lay_glosses else {}
+            vocabulary = self._vocabulary()
+            # A label section can list hundreds of lines; its first ones carry its gist.
+            items = [with_parts(list(dict.fromkeys(split_items(a.text)))[: s.max_entry_items])
+                     for a in self.entries(drug_id)]
+            flat = [i for its in items for i in its]
+            extra: list[tuple[int, int, str]] = []  # (row, item, text)
+            for j, item in enumerate(flat):
+                if g := gloss(item, glossary):
+                    extra.append((1, j, f"{item}: {g}"))
+                if vocabulary is not None and len(item) <= 60 and vocabulary.is_clinical(item, s.plain_share):
+                    extra += [(2 + r, j, t) for r, t in
+                              enumerate(vocabulary.synonyms(item, s.lay_synonyms))]
+            vecs = (self.embedder.encode_passages(flat + [t for _, _, t in extra]) if flat
+                    else np.zeros((0, 1), dtype=np.float32))
+            rows = np.repeat(vecs[None, : len(flat)], 2 + s.lay_synonyms, axis=0)
+            for k, (r, j, _) in enumerate(extra):
+                rows[r, j] = vecs[len(flat) + k]
+            out, k = [], 0
+            for its in items:
+                out.append(rows[:, k:k + len(its)] if its else np.zeros((2 + s.lay_synonyms, 0, 1), dtype=np.float32))
+                k += len(its)
+            self._item_vectors[drug_id] = (items, out)
+        return self._item_vectors[drug_id]
+
+    def _vocabulary(self):
+        if not self.settings.lay_synonyms:
+            return None
+        if self._lay is None:
+            from medground.corpus.lay_vocabulary import load_vocabulary
+
+            self._lay = load_vocabulary()
+        return self._lay
+
+    def rare_words(self, text: str, exclude: Sequence[str]) -> set[str]:
+        """Content words of ``text`` held by under ``rare_share`` of the database's entries."""
+        if self._entry_df is None:
+            df: dict[str, int] = {}
+            for a in self.drugs.attributes:
+                for w in word_set(a.text):
+                    df[w] = df.get(w, 0) + 1
+            self._entry_df = df
+        limit = self.settings.rare_share * max(1, len(self.drugs.attributes))
+        drop = {w.lower() for name in exclude for w in WORD.findall(name)}
+        stop = stop_words()
+        return {w for w in word_set(text)
+                if len(w) > 3 and w not in drop and w not in stop and 0 < self._entry_df.get(w, 0) < limit}
+
+    @staticmethod
+    def drug_names(subject: Drug, others: Sequence[Drug]) -> list[str]:
+        """Words that say which drug, not what is asked: every name of the named drugs, and the subject's class."""
+        return [subject.drug_class,
+                *(n for d in (subject, *others) for n in (d.generic_name, *d.brand_names, *d.synonyms))]
+
+    def phrases(self, turns: Sequence[str], names: Sequence[str], others: Sequence[Drug]) -> list[tuple[str, float]]:
+        """(phrase, weight): the last turn's content phrases at 1.0, earlier turns' lower; another
+        drug named in the last turn adds its generic name and class (what an entry would list)."""
+        s = self.settings
+        out = [(p, 1.0) for p in content_phrases(turns[-1], names)] if turns else []
+        for d in others:
+            out += [(d.generic_name, 1.0)] + ([(d.drug_class, 1.0)] if d.drug_class else [])
+        for t in turns[:-1]:
+            out += [(p, s.earlier_turn_weight) for p in content_phrases(t, names)]
+        speller = self._spelling()
+        if speller is not None:
+            out += [(fixed, w) for p, w in out if (fixed := speller.corrected(p)) is not None]
+        seen: dict[str, float] = {}
+        for p, w in out:
+            seen[p] = max(w, seen.get(p, 0.0))
+        return list(seen.items())
+
+    def _spelling(self):
+        if not self.settings.spelling:
+            return None
+        if self._speller is None:
+            from medground.reading.spelling import Speller, embedder_vocabulary
+
+            known = embedder_vocabulary(self.embedder)
+            if known is None:  # no word list to tell a misspelling from a word the database lacks
+                return None
+            self._speller = Speller([a.text for a in self.drugs.attributes], known)
+        return self._speller
+
+    def listed_similarity(self, drug_id: str, vectors: np.ndarray, types: tuple[AttributeType, ...]) -> np.ndarray:
+        """Per phrase vector: its best similarity to an item of the drug's entries of ``types`` (0: none)."""
+        best = np.zeros(len(vectors), dtype=np.float32)
+        items, vecs = self.items(drug_id)
+        for attr, iv in zip(self.entries(drug_id), vecs):
+            if attr.type in types and iv.shape[1]:
+                best = np.maximum(best, (iv @ vectors.T).max(axis=(0, 1)))
+        return best

@@ -1,0 +1,104 @@
+"""The consultation reply's settings: weights and switches fitted on the development sets only
+(benchmarks/consult_e2e.py fit → consult.json e2e_fit); the reader is reading/consult.py."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from medground.drug_schema import AttributeType
+
+A = AttributeType
+# Entries whose items are conditions and effects, the patient's lay words for which MiniLM misses.
+# Not interactions (drug names: matched by name, generic and class, which the check cannot see
+# when the other drug was named turns earlier) nor indications (what the patient mentions in
+# passing, "for my hair loss", is not what they ask).
+CHECKED_TYPES = frozenset({A.ADVERSE_REACTIONS, A.CONTRAINDICATIONS, A.WARNINGS, A.BOXED_WARNING})
+
+
+class ConsultReplySettings(BaseModel):
+    """Defaults fitted on the development sets (benchmarks/consult_e2e.py fit → consult.json e2e_fit)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    item_weight: float = Field(4.0, ge=0.0, description="weight of the best item match against log P(type)")
+    item_floor: float = Field(0.3, ge=0.0, le=1.0, description="item similarity below which it earns nothing")
+    match_at: float = Field(0.65, ge=0.0, le=1.0, description="similarity at which an item is what was asked")
+    none_above: float = Field(0.4, ge=0.0, le=1.0, description="P(no entry answers) above which to abstain")
+    elsewhere_above: float = Field(0.6, ge=0.0, le=1.01,
+                                   description="abstain when the top type is one the drug lacks and the types it "
+                                               "lacks hold this much probability (1.01: never)")
+    max_items: int = Field(3, ge=1)
+    earlier_turn_weight: float = Field(0.8, ge=0.0, le=1.0,
+                                       description="similarity factor for phrases of earlier patient turns")
+    lay_glosses: bool = Field(True, description="match items through their MedlinePlus lay gloss too")
+    # A clinical item ("Angioedema") is also matched through the plain phrases consumer-health
+    # pages pair it with ("swelling"; corpus/lay_vocabulary.py); 0: off.
+    lay_synonyms: int = Field(2, ge=0, le=5, description="mined plain phrases matched per clinical item")
+    plain_share: float = Field(0.01, gt=0.0, le=1.0,
+                               description="an item is clinical when it holds a word under this share of "
+                                           "MedlinePlus summaries use")
+    # The LLM as a verifier over the few best entries: "which entry answers?" in one forward pass;
+    # its log-probability is added with this weight (0: no LLM call at all).
+    verify_weight: float = Field(0.0, ge=0.0)
+    verify_candidates: int = Field(4, ge=2)
+    verify_chars: int = Field(300, ge=40, description="characters of each entry the verifier reads")
+    prose_quote: int = Field(2, ge=1, description="sentences quoted from a prose entry (a label section)")
+    max_entry_items: int = Field(60, ge=1, description="items of one entry matched (a label section's first lines)")
+    quote_chars: int = Field(320, ge=40, description="a quoted line is cut to its opening sentences within this")
+    # A word of the patient's that is rare in the database and stands in an item ("spinach" in
+    # "Foods that contain vitamin K (e.g., spinach, kale, broccoli)") matches it at this similarity;
+    # rare = in under ``rare_share`` of all entries (so "pain" or "dose" never match this way).
+    lexical_match: float = Field(0.9, ge=0.0, le=1.0)
+    rare_share: float = Field(0.005, gt=0.0, le=1.0)
+    # A rare word the patient says in passing ("tested positive for covid", "to quit smoking")
+    # names what the drug is for, not what is asked: indications are matched in meaning only.
+    rare_in_indications: bool = Field(False, description="let the rare-word match reach indications items")
+    # Where the rare words come from: the whole last turn, or its question sentences only (keeps
+    # "… started Latuda for bipolar depression." out, but loses "now my pee is bright orange. Is
+    # that from the pills?"; dev: one written reply gained, one lost — docs/benchmarks.md, session 19).
+    rare_from: Literal["turn", "question"] = "turn"
+    # A yes/no question whose best item is only near what was said (under ``match_at``): from
+    # ``hedge_at`` the nearest item is named as a hedge ("ankles puffed up" → "Peripheral edema",
+    # 0.52); below it the reply says the entry does not list it in those words and shows the list
+    # (coffee → "Irritability", 0.37, named nothing the patient asked). Fitted on the development
+    # sets' 18 hedged replies (docs/benchmarks.md, session 19); 1.01: never hedge.
+    hedge_at: float = Field(0.45, ge=0.0, le=1.01, description="similarity from which the nearest item is named")
+    max_listed: int = Field(12, ge=1, description="items named when a list is shown whole (the rest are counted)")
+    short_item: int = Field(80, ge=1, description="a line-per-item entry whose items are all at most this many "
+                                                  "characters is a list, however long; else a label section")
+    # What the typer reads: the whole last turn, its question sentences only (the typer learned
+    # from one-sentence questions; context around the question — "Yes, 10 mg a day." — pulls it
+    # towards dosage), or the mean of both distributions.
+    typer_reads: Literal["turn", "question", "both"] = "turn"
+    # The LLM as a judge of meaning for the closest items: "does the patient describe <item>?"
+    # (one token, yes/no log-probabilities). MiniLM puts "loose stools" at 0.35 from "diarrhea";
+    # the LLM knows they are one thing. An item it affirms (P(yes) > P(no)) counts as matched at
+    # P(yes); one it denies earns nothing. 0: no LLM call.
+    item_check: int = Field(0, ge=0, description="closest list items the LLM checks against the patient's words")
+    item_check_floor: float = Field(0.3, ge=0.0, le=1.0,
+                                    description="items less similar than this are never checked")
+    item_check_chars: int = Field(400, ge=40, description="characters of the patient's last turn the check reads")
+    # "Can I take lisinopril while pregnant?" reads as an interactions question to the typer; when
+    # no second substance is named and a phrase of the patient's is nearest a condition item of
+    # the database (reading/patient_condition.py) the question is about
+    # the entries that say when the medicine must not be used or needs care. >1: never.
+    condition_similarity: float = Field(0.6, ge=0.0, le=1.01,
+                                        description="similarity to the nearest condition item at which a "
+                                                    "phrase names a condition")
+    # Which typed questions the reading acts on: "interactions" (the typer's reading of "can I take
+    # it while pregnant?"), "safety" — interactions, indications, contraindications, warnings
+    # ("I have epilepsy … is Zyban something I'm allowed to take?" reads as indications), where
+    # every entry's items are then matched against the condition alone — or "listed": as safety,
+    # but beyond the interactions reading only a condition the drug's own contraindications or
+    # warnings list at ``match_at`` ("Is Haldol okay for someone with Parkinson's?"). Dev, session
+    # 22: listed 3 replies gained, 0 lost of 506; safety 5 lost on the old sets (docs/benchmarks.md).
+    # "any_listed": the record test whatever the typer's reading (a variant: 1 of 506 changed).
+    condition_reads: Literal["interactions", "safety", "listed", "any_listed"] = "listed"
+    # "safety": the LLM confirms a condition read from a question the typer did not read as an
+    # interactions one ("is the patient asking whether X is safe for them because of <condition>?")
+    condition_check: bool = False
+    # A patient's misspelt word is also matched as the database's word ("pregnent" → pregnant,
+    # "glacoma" → glaucoma; reading/spelling.py). Dev, session 22: 1 gained, 0 lost of 506.
+    spelling: bool = True

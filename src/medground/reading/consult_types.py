@@ -1,0 +1,119 @@
+"""What the consultation reader weighs and returns: an entry's matched items, the entries ranked,
+the reply; and the small rules the reader and its fit share (reading/consult.py, consult_fit.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import NamedTuple
+
+from medground.drug_schema import AttributeType, Drug, DrugAttribute
+from medground.reading.consult_settings import ConsultReplySettings
+from medground.reading.consult_text import WORD
+from medground.schema import Citation
+
+A = AttributeType
+
+
+@dataclass(slots=True)
+class ItemMatch:
+    text: str
+    similarity: float
+    phrase: str  # the patient's words it matched
+    class_of: str = ""  # the named drug whose class (``phrase``) the item names, if that matched it
+
+
+@dataclass(slots=True)
+class EntryChoice:
+    drug: Drug
+    attribute: DrugAttribute
+    p_type: float
+    items: list[ItemMatch]  # best first
+    score: float
+    p_verify: float | None = None  # the LLM verifier's P(this entry answers), when it was asked
+    checked: dict[str, float] = field(default_factory=dict)  # item -> the LLM's P(yes), items it checked
+
+    @property
+    def best(self) -> ItemMatch | None:
+        return self.items[0] if self.items else None
+
+
+@dataclass(slots=True)
+class Reply:
+    outcome: str  # "answered" | "insufficient_evidence" | "needs_clarification"
+    text: str
+    citations: list[Citation]
+    first_sentence: str
+    matched: list[str] = field(default_factory=list)
+    quotes: list[str] = field(default_factory=list)
+    chosen: EntryChoice | None = None
+    ranked: list[EntryChoice] = field(default_factory=list)
+    p_none: float = 0.0
+    reason: str = ""
+    condition: str | None = None  # the patient's words read as a condition they have (patient_condition.py)
+
+
+class Choice(NamedTuple):
+    choices: list[EntryChoice]  # best first
+    p_none: float
+    p_type: dict[AttributeType, float]
+    condition: str | None  # the patient's phrase read as a condition they have
+
+
+def held_and_elsewhere(choices: Sequence[EntryChoice], subject_id: str, p_type: dict[AttributeType, float]
+                       ) -> tuple[set[AttributeType], float]:
+    """The kinds of entry that can answer — the subject drug's, and the interactions of a second
+    drug named with it (a statin with no interactions entry, asked about with fluconazole, whose
+    entry lists CYP3A4 substrates) — and P(the question asks for a kind none has)."""
+    held = {c.attribute.type for c in choices
+            if c.drug.drug_id == subject_id or c.attribute.type is A.INTERACTIONS}
+    return held, sum(p for t, p in p_type.items() if t not in held)
+
+
+def no_entry_relates(p_none: float, top_type: AttributeType | None, held: set[AttributeType], elsewhere: float,
+                     s: ConsultReplySettings) -> bool:
+    """The abstention rule (when no item matched), shared by the reader and its fit: a question of
+    a kind no record answers, or one that more likely asks for a kind of entry this drug does not
+    have (statin aches, and the only entry is the dose) — say so, do not quote the dose."""
+    return p_none >= s.none_above or (top_type is not None and top_type not in held
+                                      and elsewhere >= s.elsewhere_above)
+
+
+def word_set(text: str) -> set[str]:
+    """Lower-cased words and the parts of hyphenated ones: "Reddish-orange … urine" holds "orange"."""
+    out: set[str] = set()
+    for w in WORD.findall(text):
+        w = w.lower()
+        out.add(w)
+        if "-" in w:
+            out.update(p for p in w.split("-") if len(p) > 1)
+    return out
+
+
+def part_of(a: Drug, b: Drug) -> bool:
+    """One drug is a component of the other (amoxicillin of amoxicillin/clavulanate): not two
+    medicines taken together."""
+    return a.generic_name in b.components or b.generic_name in a.components
+
+
+def distinct(matches: Sequence[ItemMatch], items: Sequence[str] = ()) -> list[ItemMatch]:
+    """Matched items without an item whose matched part is also there: "diarrhea" says it,
+    "Nausea/vomiting/diarrhea/flatulence" beside it only repeats it. A matched head ("Pregnancy")
+    is named as the item it heads ("Pregnancy (fetal toxicity)"), one of ``items``: the
+    qualifier is the why."""
+    texts = {m.text for m in matches}
+    out = [m for m in matches if not ("/" in m.text and any(p.strip() in texts for p in m.text.split("/")))]
+    heads = {i.split(" (", 1)[0].strip(): i for i in items if " (" in i}
+    named = [replace(m, text=heads[m.text]) if m.text in heads else m for m in out]
+    return list({m.text: m for m in reversed(named)}.values())[::-1]  # one item named once, at its best
+
+
+_ROUTE_WORDS = {"ophthalmic": "an eye (ophthalmic)", "otic": "an ear (otic)", "topical": "a skin (topical)",
+                "vaginal": "a vaginal", "nasal": "a nasal"}
+
+
+def record_citation(drug: Drug, attribute: DrugAttribute, number: int = 1) -> Citation:
+    """A record as the reader sees it: the medicine database's citation for it."""
+    return Citation(number=number, chunk_id=f"{attribute.drug_id}:{attribute.type.value}", book="Medicine database",
+                    chapter=drug.display_name, section=attribute.type.value, title=drug.display_name,
+                    text=attribute.text, score=1.0, char_end=len(attribute.text))
