@@ -8,43 +8,49 @@
     GET  /                                                           → the consultation web page
 
 Pipelines are named in ``ServeSettings`` (name → YAML config) and built on first use, since
-loading an LLM takes seconds; each is guarded by a lock because a local llama.cpp model serves
-one request at a time. Bad requests get 422 with the offending field named (pydantic); a
+loading an LLM takes seconds; each runs one request at a time because a local llama.cpp model
+serves one (serve/pool.py). Request bodies, their limits and parsing: serve/requests.py. Bad requests get 422 with the offending field named (pydantic); a
 pipeline that fails mid-answer returns 500 with the error text, never a made-up answer.
 """
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import errno
 import hashlib
 import logging
 import re
 import sqlite3
-import threading
-import time
 from collections.abc import Callable
 from dataclasses import asdict
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from medground.store.settings import StoreMissingError
-from medground.llm import cancel
 from medground.llm.base import LLMError, PromptTooLongError
 from medground.pipelines.base import Pipeline
 from medground.paths import SHIPPED_CONFIGS as CONFIGS
 from medground.pipelines.base import answer_dict
-from medground.pipelines.config import PipelineConfig, load_pipeline_config
+from medground.pipelines.config import PipelineConfig
 from medground.protocols import EmptyQueryError
 from medground.schema import Passage, Question
 from medground.serve.limits import MAX_BODY_BYTES, BodyLimit
+from medground.serve.pool import Busy, ClientGone, PipelinePool
+from medground.serve.requests import (
+    AskRequest,
+    ConsultRequest,
+    SearchRequest,
+    _body_schema,
+    dialogue_text,
+    parsed,
+    passage_json,
+)
 
 log = logging.getLogger(__name__)
 
@@ -79,271 +85,7 @@ class ServeSettings(BaseModel):
         return self
 
 
-# --- request and response bodies ----------------------------------------------------------------
-MAX_OPTIONS = 10
-MAX_OPTION_CHARS = 500
-MAX_TURNS = 40
-# What a request may add to the prompt, in characters (~4 per token): with the evidence and the
-# answer this stays inside the 4,096-token context of the shipped configs.
-MAX_DIALOGUE_CHARS = 6000
-MAX_ASK_CHARS = 6000
-MAX_K = 50  # the engines keep at most 50 candidates per query in the shipped configs
-_SURROGATE = re.compile(r"[\ud800-\udfff]")
-_OPTION_KEY = re.compile(r"[A-Z]")
-
-
-# Characters that render as nothing: separators, controls, format, unassigned, private use,
-# surrogates and marks (by Unicode category), and the letters that are blank fillers.
-_BLANK_CATEGORIES = {"Zs", "Zl", "Zp", "Cc", "Cf", "Cn", "Co", "Cs", "Mn", "Me"}
-_FILLERS = {"\u115f", "\u1160", "\u3164", "\uffa0", "\u2800", "\ufffc", "\ufffd"}
-
-
-def blank(v: str) -> bool:
-    import unicodedata
-
-    return all(c in _FILLERS or unicodedata.category(c) in _BLANK_CATEGORIES for c in v)
-
-
-def clean_text(v: str, what: str) -> str:
-    """Text a model can read: no lone surrogates (not encodable), not only characters that render as nothing."""
-    if _SURROGATE.search(v):
-        raise ValueError(f"{what} contains a lone UTF-16 surrogate (invalid Unicode text)")
-    if blank(v):
-        raise ValueError(f"{what} is empty, whitespace, control or invisible characters only")
-    return v.strip()
-
-
-class AskRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    question: str = Field(min_length=1)
-    options: dict[str, str] = Field(default_factory=dict, description='{"A": "text", …}; empty = free text')
-    pipeline: str | None = None
-
-    @field_validator("question")
-    @classmethod
-    def _not_blank(cls, v: str) -> str:
-        return clean_text(v, "the question")
-
-    @field_validator("options")
-    @classmethod
-    def _options(cls, v: dict[str, str]) -> dict[str, str]:
-        if len(v) > MAX_OPTIONS:
-            raise ValueError(f"{len(v)} options; at most {MAX_OPTIONS} accepted")
-        if len(v) == 1:
-            raise ValueError("a multiple-choice question needs at least 2 options (or none for free text)")
-        out: dict[str, str] = {}
-        for raw, text in v.items():
-            key = raw.strip().upper()
-            if not _OPTION_KEY.fullmatch(raw.strip().upper()) or not raw.strip().isascii():  # "ſ".upper() is "S"
-                raise ValueError(f"option key {raw!r}: expected one letter A-Z")
-            if key in out:
-                raise ValueError(f"option keys: {key!r} is given twice (letters are case-insensitive)")
-            if len(text) > MAX_OPTION_CHARS:
-                raise ValueError(f"option {key}: {len(text)} characters, at most {MAX_OPTION_CHARS} accepted")
-            out[key] = clean_text(text, f"option {key}")
-        return out
-
-    @model_validator(mode="after")
-    def _total(self) -> AskRequest:
-        total = len(self.question) + sum(len(v) for v in self.options.values())
-        if total > MAX_ASK_CHARS:
-            raise ValueError(f"question and options: {total} characters in all, at most {MAX_ASK_CHARS} accepted "
-                             "(the model's context holds the question, the options and the evidence)")
-        return self
-
-
-class Turn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    role: Literal["user", "assistant"]
-    content: str = Field(min_length=1)
-
-    @field_validator("content")
-    @classmethod
-    def _text(cls, v: str) -> str:
-        return clean_text(v, "content")
-
-
-class ConsultRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    messages: list[Turn] = Field(min_length=1, max_length=MAX_TURNS)
-
-    @model_validator(mode="after")
-    def _ends_with_user(self) -> ConsultRequest:
-        if self.messages[-1].role != "user" or not self.messages[-1].content.strip():
-            raise ValueError("messages: the last turn must be the patient's (role 'user') and not empty")
-        total = sum(len(t.content) for t in self.messages)
-        if total > MAX_DIALOGUE_CHARS:
-            raise ValueError(f"messages: {total} characters in all, at most {MAX_DIALOGUE_CHARS} accepted")
-        return self
-
-
-class SearchRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    query: str = Field(min_length=1)
-    k: StrictInt = Field(6, ge=1, le=MAX_K)
-    pipeline: str | None = None
-
-    @field_validator("query")
-    @classmethod
-    def _text(cls, v: str) -> str:
-        return clean_text(v, "the query")
-
-
-def passage_json(rank: int, p: Passage) -> dict[str, Any]:
-    c = p.chunk
-    return {"rank": rank, "score": p.score, "source": p.source, "chunk_id": c.chunk_id, "doc_id": c.doc_id,
-            "title": c.title, "section_path": list(c.section_path), "text": c.text}
-
-
-def dialogue_text(turns: list[Turn]) -> tuple[str, str]:
-    """(earlier turns as 'Patient: … / Pharmacist: …' lines, the last patient message)."""
-    who = {"user": "Patient", "assistant": "Pharmacist"}
-    history = "\n".join(f"{who[t.role]}: {t.content.strip()}" for t in turns[:-1])
-    return history, turns[-1].content.strip()
-
-
-# --- request bodies, parsed off the event loop --------------------------------------------------
-def parsed(model: type[BaseModel]) -> Callable[[Request], Any]:
-    """A dependency that reads the (already size-capped) body and parses and validates it on a
-    worker thread: JSON parsing and validation never hold the event loop that answers /health.
-    Errors read as FastAPI's own (422, ``loc`` starting with "body"), without the input."""
-    import json
-
-    import anyio
-    from pydantic import ValidationError
-
-    def parse(raw: bytes) -> Any:
-        try:
-            data = json.loads(raw)
-        except ValueError as exc:  # not JSON (UnicodeDecodeError is one too)
-            raise RequestValidationError([{"loc": ("body",), "msg": f"JSON decode error: {exc}",
-                                           "type": "json_invalid"}]) from None
-        try:
-            return model.model_validate(data)
-        except ValidationError as exc:
-            raise RequestValidationError([{**e, "loc": ("body", *e["loc"])}
-                                          for e in exc.errors(include_input=False, include_url=False)]) from None
-
-    async def dependency(request: Request) -> Any:
-        return await anyio.to_thread.run_sync(parse, await request.body())
-
-    return dependency
-
-
-def _body_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """The request body in the OpenAPI document (the dependency hides it from FastAPI)."""
-    return {"requestBody": {"required": True, "content": {"application/json": {"schema": model.model_json_schema()}}}}
-
-
 # --- the app ----------------------------------------------------------------------------------
-class Busy(Exception):
-    def __init__(self, retry_after: int):
-        self.retry_after = retry_after
-
-
-class ClientGone(Exception):
-    pass
-
-
-class PipelinePool:
-    """Pipelines by name, built on first use. A local model answers one request at a time, so
-    each pipeline runs one request and queues at most ``max_waiting`` more; past that a request
-    is refused at once (503 with Retry-After) rather than parked on a worker thread. A queued
-    request whose client went away is dropped before it starts. The work itself runs on a
-    worker thread, so the event loop (and /health) never waits on a model."""
-
-    def __init__(self, settings: ServeSettings, build: Callable[[PipelineConfig], Pipeline]):
-        self.settings = settings
-        self._build = build
-        self._configs: dict[str, PipelineConfig] = {}
-        self._pipes: dict[str, Pipeline] = {}
-        self._guard = threading.Lock()
-        self._slots: dict[str, asyncio.Semaphore] = {}
-        self._pending: dict[str, int] = {name: 0 for name in settings.pipelines}
-        self._seconds: dict[str, float] = {}  # moving average of a request's run time
-        self.dropped = 0  # queued requests dropped because their client disconnected
-        self.cancelled = 0  # running requests whose remaining model calls were cancelled
-
-    def config(self, name: str) -> PipelineConfig:
-        if name not in self.settings.pipelines:
-            raise HTTPException(404, f"unknown pipeline {name!r}; configured: {sorted(self.settings.pipelines)}")
-        if name not in self._configs:
-            self._configs[name] = load_pipeline_config(self.settings.pipelines[name])
-        return self._configs[name]
-
-    def _pipe(self, name: str) -> Pipeline:
-        with self._guard:
-            pipe = self._pipes.get(name)
-            if pipe is None:
-                pipe = self._pipes[name] = self._build(self.config(name))
-            return pipe
-
-    def retry_after(self, name: str) -> int:
-        per = self._seconds.get(name, 30.0)
-        return max(1, int(per * (self._pending[name] + 1) + 0.5))
-
-    async def run(self, name: str, fn: Callable[[Pipeline], Any],
-                  disconnected: Callable[[], Any] | None = None, *, exclusive: bool = True) -> Any:
-        """``fn(pipeline)`` on a worker thread; ``exclusive`` work (anything that calls the model)
-        takes the pipeline's one slot, other work (a search) runs beside it."""
-        self.config(name)  # 404 before queueing
-        if not exclusive:
-            return await asyncio.to_thread(lambda: fn(self._pipe(name)))
-        if self._pending[name] > self.settings.max_waiting:
-            raise Busy(self.retry_after(name))
-        slot = self._slots.setdefault(name, asyncio.Semaphore(1))
-        self._pending[name] += 1
-        try:
-            while True:
-                try:
-                    await asyncio.wait_for(slot.acquire(), timeout=0.25)
-                    break
-                except asyncio.TimeoutError:
-                    if disconnected is not None and await disconnected():
-                        self.dropped += 1
-                        raise ClientGone() from None
-            try:
-                started = time.perf_counter()
-                result = await self._run_watched(name, fn, disconnected)
-                took = time.perf_counter() - started
-                self._seconds[name] = took if name not in self._seconds else 0.7 * self._seconds[name] + 0.3 * took
-                return result
-            finally:
-                slot.release()
-        finally:
-            self._pending[name] -= 1
-
-    async def _run_watched(self, name: str, fn: Callable[[Pipeline], Any],
-                           disconnected: Callable[[], Any] | None) -> Any:
-        """Run on a worker thread; if the client leaves meanwhile, cancel the request's
-        remaining model calls (llm.cancel) and report the client gone."""
-        event = threading.Event()
-
-        def work() -> Any:
-            cancel.bind(event)
-            return fn(self._pipe(name))
-
-        task = asyncio.ensure_future(asyncio.to_thread(work))
-        while not task.done():
-            await asyncio.wait({task}, timeout=0.25)
-            if not task.done() and disconnected is not None and await disconnected():
-                event.set()
-                try:
-                    await task
-                except cancel.RequestCancelled:
-                    pass
-                self.cancelled += 1
-                raise ClientGone()
-        return task.result()
-
-    def loaded(self) -> list[str]:
-        with self._guard:
-            return sorted(self._pipes)
-
-    def queue(self) -> dict[str, int]:
-        return dict(self._pending)
-
-
 def create_app(settings: ServeSettings | None = None,
                build: Callable[[PipelineConfig], Pipeline] | None = None) -> FastAPI:
     """The API over ``settings``' pipelines; ``build`` makes a pipeline from its config (tests inject fakes)."""
