@@ -138,6 +138,12 @@ def test_co_named_drugs_are_the_questions_own_never_a_relatives(retriever):
     turns = ["My dad takes Coumadin and his dentist wants him to take Advil too. Is that safe together?"]
     subject = resolve_subjects(retriever, turns)[0].drug_id
     assert sorted([subject, *co_named(retriever, turns, subject)]) == ["ibuprofen", "warfarin"]
+    # ... whatever the relative is called: "my mum" was read as the patient's own until session 23,
+    # so "her" Advil, told in another sentence, was not asked about with "her" Coumadin
+    for who in ("mum", "nan", "stepdad", "teenager"):
+        turns = [f"My {who} takes Coumadin for a clot. The doctor said they can take Advil for the pain. "
+                 "Is that ok with the Coumadin?"]
+        assert sorted(["warfarin", *co_named(retriever, turns, "warfarin")]) == ["ibuprofen", "warfarin"], who
 
 
 def test_drugs_named_before_are_the_patients_own_and_not_left(retriever):

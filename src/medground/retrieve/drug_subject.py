@@ -27,8 +27,10 @@ _OWN = re.compile(r"\b(my|i take|i'm taking|i am taking|i'm on|i am on|i('ve| ha
                   r"started (me )?on|prescribed( me)?|gave me|taking)\W+(\w+\W+){0,2}$")
 # Someone else's medicine: "my husband takes X", "my sister said X is safer" — until the patient
 # speaks of themself again ("my wife is on X, but I take Y": Y is the patient's).
-_THIRD = re.compile(r"\b(husband|wife|partner|sister|brother|mother|mom|father|dad|son|daughter|friend|"
-                    r"neighbou?r|aunt|uncle|grand\w+|he|him|his|she|her|they|them|their)\b(?:(?!\b(?:i|i'm|me|my)\b)[^.?!]){0,30}$")
+_THIRD = re.compile(r"\b(husband|wife|partner|sister|brother|mother|mom|mum|mummy|mommy|mam|father|dad|daddy|"
+                    r"son|daughter|child|children|kids?|baby|toddler|teenager|boyfriend|girlfriend|fianc[ée]e?|"
+                    r"friend|neighbou?r|aunt|uncle|cousin|niece|nephew|nan|nana|gran|granny|grand\w+|"
+                    r"step\w+|parents?|in-laws?|roommate|flatmate|he|him|his|she|her|they|them|their)\b(?:(?!\b(?:i|i'm|me|my)\b)[^.?!]){0,30}$")
 # The patient means to take a relative's medicine ("my wife has a bottle of ibuprofen … can I take
 # those with my lithium?"): when the drug named last before it is a relative's, it becomes the
 # patient's own.
