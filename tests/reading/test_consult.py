@@ -117,21 +117,6 @@ def test_a_drug_of_an_earlier_turn_is_the_second_drug_of_an_interaction_question
     assert dose.citations[0].chapter == "Simvastatin" and dose.citations[0].section == "dosage"
 
 
-def test_a_hyphenated_word_holds_its_parts():
-    from medground.reading.consult_types import word_set
-
-    assert {"reddish-orange", "reddish", "orange", "urine"} <= word_set("Reddish-orange color of saliva, tears, and urine")
-    assert "x" not in word_set("X-ray")  # one-letter parts are no words
-
-
-def test_a_combinations_own_component_is_no_second_drug():
-    from medground.reading.consult_types import part_of
-
-    combo = Drug("amoxicillin-clavulanate", "amoxicillin/clavulanate", ["Augmentin"], "", [],
-                 ["amoxicillin", "clavulanate"])
-    assert part_of(combo, Drug("amoxicillin", "amoxicillin", [], ""))
-    assert part_of(Drug("amoxicillin", "amoxicillin", [], ""), combo)
-    assert not part_of(combo, Drug("warfarin", "warfarin", [], ""))
 
 
 def test_two_drugs_neither_listing_the_other_show_both_lists(reader):
@@ -236,13 +221,6 @@ def test_the_llm_item_check_turns_lay_words_into_the_listed_item(reader):
     # Off by default: no checker call, and the reply does not depend on one.
     assert plain.settings.item_check == 0 and plain.reply(turns, "lisinopril").chosen.checked == {}
 
-
-def test_a_matched_part_stands_for_the_item_it_came_from():
-    from medground.reading.consult_types import ItemMatch, distinct
-
-    got = distinct([ItemMatch("diarrhea", 0.9, "loose stools"), ItemMatch("Nausea/vomiting/diarrhea", 0.8, "x"),
-                    ItemMatch("Arthralgia/myalgia", 0.7, "y")])
-    assert [m.text for m in got] == ["diarrhea", "Arthralgia/myalgia"]
 
 
 def test_a_question_about_an_entry_the_drug_lacks_is_not_answered_with_another(reader):
@@ -407,14 +385,3 @@ def test_a_long_item_is_named_by_its_opening_words():
     short = brief(item, 80)
     assert len(short) <= 82 and short.endswith("\u2026") and item.startswith(short[:-2])
     assert brief("Cough", 80) == "Cough"
-
-
-def test_a_short_items_head_is_a_part_and_is_named_as_the_whole_item():
-    from medground.reading.consult_types import ItemMatch, distinct
-    from medground.reading.consult_text import with_parts
-
-    assert with_parts(["Pregnancy (fetal toxicity)"]) == ["Pregnancy (fetal toxicity)", "Pregnancy"]
-    table_row = "Hemorrhage (including hematoma) 67 (1.1)"
-    assert with_parts([table_row]) == [table_row]  # a table row stays whole
-    got = distinct([ItemMatch("Pregnancy", 0.94, "pregnant")], ["Pregnancy (fetal toxicity)", "Pregnancy"])
-    assert [m.text for m in got] == ["Pregnancy (fetal toxicity)"]
