@@ -20,6 +20,7 @@ per-option reader was built). Build on dev; report on test.
     python benchmarks/rewording.py promptab --n 8                          # the two answer prompts, alternating
     python benchmarks/rewording.py evidenceab --n 8 --tokens 250           # two evidence budgets, alternating
     python benchmarks/rewording.py readerab --n 12 --set evidence_tokens=250 permute_stop_at=0.8 --section S
+    python benchmarks/rewording.py readerab --n 12 --set retrieve.final_k=3 --section S   # a retrieval setting
 """
 
 from __future__ import annotations
@@ -456,14 +457,18 @@ def reader_ab(args, update: dict, section: str) -> None:
     pipe = uncached_pipeline("rag", args.threads)
     mc = [q for q, i in load_testbed("dev") if i["set"] == "new"][: 2 * args.n + 1]
     names = ("shipped", ", ".join(f"{k}={v}" for k, v in update.items()))
-    arms = {names[0]: pipe.reader, names[1]: pipe.reader.model_copy(update=update)}
+    # "retrieve.KEY" names a retrieval setting (final_k), any other key a reader setting
+    retrieve = {k.removeprefix("retrieve."): v for k, v in update.items() if k.startswith("retrieve.")}
+    reader = {k: v for k, v in update.items() if not k.startswith("retrieve.")}
+    arms = {names[0]: (pipe.reader, pipe.engine.settings),
+            names[1]: (pipe.reader.model_copy(update=reader), pipe.engine.settings.model_copy(update=retrieve))}
     pipe.answer(mc[0])  # warm-up
     secs: dict[str, list[float]] = {name: [] for name in names}
     tokens: dict[str, list[int]] = {name: [] for name in names}
     calls: dict[str, list[int]] = {name: [] for name in names}
     for k, q in enumerate(mc[1:]):
         name = names[k % 2]
-        pipe.reader = arms[name]
+        pipe.reader, pipe.engine.settings = arms[name]
         a = pipe.answer(q)
         secs[name].append(a.timings["total"])
         tokens[name].append(a.tokens["prompt"])

@@ -291,11 +291,14 @@ class ConsultReply:
     reason: str = ""
     ranked: list[RankedEntry] = field(default_factory=list)  # the best five, best first
     condition: str | None = None  # the patient's words read as a condition they have (reading/patient_condition.py)
+    terms: list[str] = field(default_factory=list)  # what the patient describes, in the LLM's medical terms
 
     def to_dict(self) -> dict[str, Any]:
         out = {"first_sentence": self.first_sentence, "matched": list(self.matched), "quotes": list(self.quotes),
                "p_none": self.p_none, "reason": self.reason, "ranked": [r.to_dict() for r in self.ranked]}
-        return out | ({"condition": self.condition} if self.condition else {})  # said only when one was read
+        # said only when read
+        return out | ({"condition": self.condition} if self.condition else {}) | (
+            {"terms": list(self.terms)} if self.terms else {})
 
 
 @dataclass(frozen=True, slots=True)

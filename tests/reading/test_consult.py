@@ -385,3 +385,43 @@ def test_a_long_item_is_named_by_its_opening_words():
     short = brief(item, 80)
     assert len(short) <= 82 and short.endswith("\u2026") and item.startswith(short[:-2])
     assert brief("Cough", 80) == "Cough"
+
+
+def test_the_patients_words_in_medical_terms_reach_the_listed_item(reader):
+    """Lay words no embedding links to the record ("a frog in my throat and I keep hacking") are
+    matched through the LLM's medical terms; "unmatched" asks only when nothing matched, and the
+    named medicines' names never become terms."""
+    turns = ["Been on Zestril since May.", "There's a frog in my throat and I keep hacking. Could the pill be doing that?"]
+    said: list[str] = []
+
+    def writer(text):
+        said.append(text)
+        return "Zestril, cough"
+
+    plain = ConsultReader(reader.drugs, reader.typer, reader.embedder)
+    before = plain.reply(turns, "lisinopril")
+    assert "Cough" not in before.matched  # the premise: MiniLM alone does not place it
+    termed = ConsultReader(reader.drugs, reader.typer, reader.embedder,
+                           plain.settings.model_copy(update={"clinical_terms": "unmatched"}), term_writer=writer)
+    r = termed.reply(turns, "lisinopril")
+    assert said == [" ".join(turns)] and r.terms == ["cough"]
+    assert r.citations[0].section == "adverse_reactions" and r.matched == ["Cough"]
+    assert "Cough is listed among Lisinopril's side effects" in r.first_sentence
+    # A question whose own words already match an item is answered without the LLM, and so is
+    # one about what the drug is for (the terms would name the condition it treats).
+    said.clear()
+    termed.reply(["Could this dry cough be from Zestril?"], "lisinopril")
+    termed.reply(["What is Zestril used for?"], "lisinopril")
+    assert said == []
+    # Off by default.
+    assert plain.settings.clinical_terms == "off" and before.terms == []
+
+
+def test_clinical_terms_are_read_from_the_llms_list():
+    from medground.reading.consult_text import clinical_terms
+
+    assert clinical_terms("diarrhea, nausea") == ["diarrhea", "nausea"]
+    assert clinical_terms("heartburn, Plavix, Prilosec.", ["Plavix", "Prilosec"]) == ["heartburn"]
+    assert clinical_terms("nausea and vomiting; rash\nitch", limit=3) == ["nausea", "vomiting", "rash"]
+    assert clinical_terms("Here is a list of the terms the patient uses in this message") == []
+    assert clinical_terms("") == [] and clinical_terms("the, of") == []

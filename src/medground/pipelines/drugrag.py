@@ -231,7 +231,8 @@ class DrugRagPipeline:
                                          item_checker=self.check_items,
                                          conditions=load_condition_reader(embedder=typer.embedder,
                                                                           embedder_kind=typer.model.embedder),
-                                         condition_checker=self.check_condition)
+                                         condition_checker=self.check_condition,
+                                         term_writer=self.write_terms)
         return self._reader
 
     def verify_entries(self, dialogue: str, entries: list[Citation]) -> dict[int, float]:
@@ -245,6 +246,12 @@ class DrugRagPipeline:
         words come first, so the items share a cached prompt prefix. No yes/no among the top
         tokens counts as 0 (not affirmed)."""
         return yes_probabilities(self.llm, "item_check", [{"said": said, "item": item} for item in items])
+
+    def write_terms(self, said: str) -> str:
+        """What the patient describes, in medical terms, comma-separated (a few generated tokens;
+        the few-shot examples are a shared prompt prefix)."""
+        request = ChatRequest(messages=prompts.messages("clinical_terms", said=said), max_tokens=24, temperature=0.0)
+        return self.llm.complete(request).text
 
     def check_condition(self, said: str, drug: str, condition: str) -> float:
         """P(yes) for "is the patient asking whether <drug> is safe for them because they have
@@ -272,7 +279,7 @@ class DrugRagPipeline:
                               round(c.best.similarity, 4) if c.best else None, round(c.score, 4))
                   for c in r.ranked[:5]]
         said = ConsultReply(r.first_sentence, list(r.matched), list(r.quotes), round(r.p_none, 4), r.reason, ranked,
-                            condition=r.condition)
+                            condition=r.condition, terms=list(r.terms))
         return Answer(outcome=r.outcome, text=r.text, citations=r.citations, detail=replace(detail, reply=said))
 
     def support(self, dialogue: str, evidence: Evidence, tally: Tally) -> Support:

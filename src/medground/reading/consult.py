@@ -32,8 +32,9 @@ import numpy as np
 from medground.corpus.drug_audit import local_route
 from medground.drug_schema import AttributeType, Drug
 from medground.reading.consult_items import ItemSpace
-from medground.reading.consult_settings import CHECKED_TYPES, ConsultReplySettings
+from medground.reading.consult_settings import CHECKED_TYPES, TERM_TYPES, ConsultReplySettings
 from medground.reading.consult_text import (
+    clinical_terms,
     questions,
     split_items,
 )
@@ -76,7 +77,8 @@ class ConsultReader:
                  verifier: Callable[[str, list[Citation]], dict[int, float]] | None = None,
                  item_checker: Callable[[str, list[str]], list[float]] | None = None, lay_vocabulary=None,
                  conditions: ConditionReader | None = None,
-                 condition_checker: Callable[[str, str, str], float] | None = None):
+                 condition_checker: Callable[[str, str, str], float] | None = None,
+                 term_writer: Callable[[str], str] | None = None):
         self.drugs = drugs  # retrieve.drugs.DrugRetriever
         self.typer = typer  # reading.consult_typer.ConsultTyper
         self.embedder = embedder
@@ -89,6 +91,8 @@ class ConsultReader:
         self.conditions = conditions  # a condition or a substance named (reading/patient_condition.py)
         # (the patient's last turn, drug name, condition) -> P(they ask whether it is safe given it); the pipeline's LLM
         self.condition_checker = condition_checker
+        # (the patient's words) -> what they describe in medical terms, comma-separated; the pipeline's LLM
+        self.term_writer = term_writer
 
     @property
     def settings(self) -> ConsultReplySettings:
@@ -100,11 +104,12 @@ class ConsultReader:
 
     # ----------------------------------------------------------------- choice
     def choose(self, turns: Sequence[str], subject_id: str, other_ids: Sequence[str] = (),
-               context_ids: Sequence[str] = ()) -> Choice:
+               context_ids: Sequence[str] = (), terms: Sequence[str] = ()) -> Choice:
         """Entries of the subject drug (and the interactions of other named drugs), best first;
         P(no entry answers); P(type); the condition the patient named, if read as one.
         ``context_ids``: drugs of earlier turns, taken as the other drugs when none is named in
-        the last turn and it most likely asks about an interaction."""
+        the last turn and it most likely asks about an interaction. ``terms``: what the patient
+        describes in medical terms (:meth:`clinical_terms`), matched as their own words are."""
         s = self.settings
         subject = self.drugs.drugs[subject_id]
         question = turns[-1] if turns else ""
@@ -119,7 +124,11 @@ class ConsultReader:
         named = [subject, *others]
         # An entry is matched against the *other* named drugs (what an interactions entry would
         # list), never against its own drug's name and class; every phrase is embedded once.
-        per_drug = {d.drug_id: self.space.phrases(turns, names, [o for o in named if o is not d]) for d in named}
+        per_drug = {d.drug_id: self.space.phrases(turns, names, [o for o in named if o is not d], terms)
+                    for d in named}
+        # the LLM's terms that are not the patient's own words reach only entries of TERM_TYPES
+        own = {p for p, _ in self.space.phrases(turns, names, [])} if terms else set()
+        term_only = {t for t in terms if t not in own}
         texts = list(dict.fromkeys(p for ps in per_drug.values() for p, _ in ps))
         row = {t: i for i, t in enumerate(texts)}
         all_vecs = self.embedder.encode_queries(texts) if texts else None
@@ -144,6 +153,8 @@ class ConsultReader:
                     if rows.shape[0] > 2:  # mined phrases answer what is asked now, not earlier context
                         rows[2:] *= (weights >= 1.0)  # ("blood pressure pills" two turns back ≠ hypotension)
                     sims = rows.max(axis=0) * weights  # items × phrases, best row
+                    if term_only and attr.type not in TERM_TYPES:
+                        sims = sims * np.array([p not in term_only for p, _ in phrases], dtype=np.float32)
                     if condition is not None and (attr.type is A.WARNINGS or s.condition_reads != "interactions"):
                         # asked whether it is safe *with the condition*: the items are matched
                         # against that, not the rest ("on Zestril for my blood pressure" ≠
@@ -207,6 +218,16 @@ class ConsultReader:
             if self.condition_checker(question[: s.item_check_chars], subject.display_name, condition.phrase) < 0.5:
                 return None
         return condition
+
+    def clinical_terms(self, turns: Sequence[str], subject_id: str, other_ids: Sequence[str] = ()) -> list[str]:
+        """What the patient describes, in the medical terms an entry would use, from the LLM
+        (``term_writer``); the named medicines' names are left out."""
+        if self.term_writer is None or not turns:
+            return []
+        said = " ".join(turns)[-self.settings.clinical_terms_chars:]
+        named = [self.drugs.drugs[i] for i in (subject_id, *other_ids) if i in self.drugs.drugs]
+        names = [n for d in named for n in (d.generic_name, *d.brand_names, *d.synonyms)]
+        return clinical_terms(self.term_writer(said), names, self.settings.clinical_terms_max)
 
     def partners(self, subject_id: str, other_ids: Sequence[str], context_ids: Sequence[str] = (),
                  p_type: dict[AttributeType, float] | None = None) -> list[Drug]:
@@ -284,6 +305,12 @@ class ConsultReader:
                     "(brand or generic), and I will look it up.")
             return Reply("needs_clarification", text, [], text, reason="no medicine named")
         choices, p_none, p_type, condition = self.choose(turns, subject_id, other_ids, context_ids)
+        terms: list[str] = []
+        if (s.clinical_terms == "unmatched" and p_type and max(p_type, key=p_type.get) in TERM_TYPES
+                and not any(m.similarity >= s.match_at for m in (choices[0].items if choices else []))):
+            # nothing the patient said matched an item: their words in medical terms may
+            if terms := self.clinical_terms(turns, subject_id, other_ids):
+                choices, p_none, p_type, condition = self.choose(turns, subject_id, other_ids, context_ids, terms)
         others = self.partners(subject_id, other_ids, context_ids, p_type)  # as choose decided them
         if s.verify_weight > 0 and self.verifier is not None and len(choices) > 1:
             self.verify(turns, choices)
@@ -310,7 +337,7 @@ class ConsultReader:
                 text = f"The medicine database has no entry on its {asked} for {name}; its entries cover "
             text += f"{covers}. A pharmacist or the package leaflet can answer this."
             return Reply("insufficient_evidence", text, [], text, ranked=choices, p_none=p_none,
-                         reason="no entry relates to the question", condition=condition)
+                         reason="no entry relates to the question", condition=condition, terms=terms)
         citations = [record_citation(best.drug, best.attribute, 1)]
         # what an interactions entry is asked to list: the other drugs with an entry among the
         # choices, else the other drugs asked about (a statin with no entry of its own, named with
@@ -347,4 +374,5 @@ class ConsultReader:
             warn = split_items(boxed.text)[0]
             parts.append(f"{name} carries a boxed warning: \u201c{warn}\u201d [{citations[-1].number}].")
         return Reply("answered", " ".join(parts), citations, first, matched=[m.text for m in matched],
-                     quotes=quotes, chosen=best, ranked=choices, p_none=p_none, condition=condition)
+                     quotes=quotes, chosen=best, ranked=choices, p_none=p_none, condition=condition,
+                     terms=terms)

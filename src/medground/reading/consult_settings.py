@@ -15,6 +15,10 @@ A = AttributeType
 # when the other drug was named turns earlier) nor indications (what the patient mentions in
 # passing, "for my hair loss", is not what they ask).
 CHECKED_TYPES = frozenset({A.ADVERSE_REACTIONS, A.CONTRAINDICATIONS, A.WARNINGS, A.BOXED_WARNING})
+# Entries whose items a patient's symptom, condition, food or other medicine can be: the only ones
+# the LLM's medical terms for what the patient describes are matched against (asked what a drug
+# is for or what is in it, the 1.5B still names the condition treated or the drug's class).
+TERM_TYPES = CHECKED_TYPES | {A.INTERACTIONS}
 
 
 class ConsultReplySettings(BaseModel):
@@ -102,3 +106,13 @@ class ConsultReplySettings(BaseModel):
     # A patient's misspelt word is also matched as the database's word ("pregnent" → pregnant,
     # "glacoma" → glaucoma; reading/spelling.py). Dev, session 22: 1 gained, 0 lost of 506.
     spelling: bool = True
+    # The LLM names what the patient describes in standard medical terms ("I keep getting the runs"
+    # → "diarrhea"; "I just found out I'm expecting" → "pregnancy"): LLM-AMT's rewrite into
+    # medical terminology, here as extra phrases matched against the entries' items, for lay words
+    # that neither MiniLM nor the mined lay vocabulary links to the record's. "unmatched": only
+    # when no item of the chosen entry matched at ``match_at`` and the question reads as one about
+    # effects, conditions or other substances (``TERM_TYPES``), whose entries alone the terms are
+    # matched against (the reply is chosen again with them); "off": no LLM call.
+    clinical_terms: Literal["off", "unmatched"] = "off"
+    clinical_terms_max: int = Field(3, ge=1, le=8, description="terms kept from the LLM's list")
+    clinical_terms_chars: int = Field(600, ge=40, description="characters of the patient's turns (the last ones) it reads")

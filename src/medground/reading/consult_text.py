@@ -140,3 +140,21 @@ def opening(text: str, limit: int) -> str:
 def join_items(items: Sequence[str]) -> str:
     items = [i.rstrip(".") for i in items]
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def clinical_terms(text: str, exclude: Sequence[str] = (), limit: int = 3) -> list[str]:
+    """The terms of an LLM's comma-separated list ("diarrhea, nausea"), each without the words of
+    ``exclude`` names (the medicines named, which say which drug, not what is asked); a term of
+    more than six words, or with no content word left, is not a term."""
+    drop = {w.lower() for name in exclude for w in WORD.findall(name)}
+    stop = stop_words()
+    out: list[str] = []
+    for part in re.split(r"[,;\n]|\band\b", text):
+        words = WORD.findall(part)
+        kept = [w for w in words if w.lower() not in drop]
+        if not words or len(words) > 6 or not any(w.lower() not in stop for w in kept):
+            continue
+        term = " ".join(kept).lower()
+        if term not in out:
+            out.append(term)
+    return out[:limit]

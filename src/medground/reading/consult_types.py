@@ -51,6 +51,7 @@ class Reply:
     p_none: float = 0.0
     reason: str = ""
     condition: str | None = None  # the patient's words read as a condition they have (patient_condition.py)
+    terms: list[str] = field(default_factory=list)  # what the patient describes, in the LLM's medical terms
 
 
 class Choice(NamedTuple):
