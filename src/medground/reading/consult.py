@@ -153,8 +153,12 @@ class ConsultReader:
                     if rows.shape[0] > 2:  # mined phrases answer what is asked now, not earlier context
                         rows[2:] *= (weights >= 1.0)  # ("blood pressure pills" two turns back ≠ hypotension)
                     sims = rows.max(axis=0) * weights  # items × phrases, best row
-                    if term_only and attr.type not in TERM_TYPES:
-                        sims = sims * np.array([p not in term_only for p, _ in phrases], dtype=np.float32)
+                    if term_only:
+                        # a term is the clinical word itself: it names an item outright or not at
+                        # all ("dysgeusia" is not a hedge for "Diarrhea"), and only in TERM_TYPES
+                        by_term = np.array([p in term_only for p, _ in phrases])
+                        off = by_term & (attr.type not in TERM_TYPES)
+                        sims = np.where(off | (by_term & (sims < s.match_at)), 0.0, sims).astype(np.float32)
                     if condition is not None and (attr.type is A.WARNINGS or s.condition_reads != "interactions"):
                         # asked whether it is safe *with the condition*: the items are matched
                         # against that, not the rest ("on Zestril for my blood pressure" ≠
