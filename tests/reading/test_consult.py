@@ -425,3 +425,4 @@ def test_clinical_terms_are_read_from_the_llms_list():
     assert clinical_terms("nausea and vomiting; rash\nitch", limit=3) == ["nausea", "vomiting", "rash"]
     assert clinical_terms("Here is a list of the terms the patient uses in this message") == []
     assert clinical_terms("") == [] and clinical_terms("the, of") == []
+    assert clinical_terms("none") == []  # the prompt's answer when nothing is described
