@@ -124,11 +124,13 @@ class ConsultReader:
         named = [subject, *others]
         # An entry is matched against the *other* named drugs (what an interactions entry would
         # list), never against its own drug's name and class; every phrase is embedded once.
-        per_drug = {d.drug_id: self.space.phrases(turns, names, [o for o in named if o is not d], terms)
-                    for d in named}
-        # the LLM's terms that are not the patient's own words reach only entries of TERM_TYPES
-        own = {p for p, _ in self.space.phrases(turns, names, [])} if terms else set()
-        term_only = {t for t in terms if t not in own}
+        per_drug = {d.drug_id: self.space.phrases(turns, names, [o for o in named if o is not d]) for d in named}
+        # the LLM's terms, where they are not the patient's own words, come last at full weight;
+        # they reach only entries of TERM_TYPES
+        said = {p for ps in per_drug.values() for p, _ in ps}
+        term_only = {t for t in terms if t not in said}
+        for ps in per_drug.values():
+            ps += [(t, 1.0) for t in term_only]
         texts = list(dict.fromkeys(p for ps in per_drug.values() for p, _ in ps))
         row = {t: i for i, t in enumerate(texts)}
         all_vecs = self.embedder.encode_queries(texts) if texts else None
@@ -229,8 +231,8 @@ class ConsultReader:
         if self.term_writer is None or not turns:
             return []
         said = " ".join(turns)[-self.settings.clinical_terms_chars:]
-        named = [self.drugs.drugs[i] for i in (subject_id, *other_ids) if i in self.drugs.drugs]
-        names = [n for d in named for n in (d.generic_name, *d.brand_names, *d.synonyms)]
+        others = [self.drugs.drugs[i] for i in other_ids if i in self.drugs.drugs]
+        names = ItemSpace.drug_names(self.drugs.drugs[subject_id], others)[1:]  # names, not the class
         return clinical_terms(self.term_writer(said), names, self.settings.clinical_terms_max)
 
     def partners(self, subject_id: str, other_ids: Sequence[str], context_ids: Sequence[str] = (),

@@ -94,14 +94,11 @@ class ItemSpace:
         return [subject.drug_class,
                 *(n for d in (subject, *others) for n in (d.generic_name, *d.brand_names, *d.synonyms))]
 
-    def phrases(self, turns: Sequence[str], names: Sequence[str], others: Sequence[Drug],
-                terms: Sequence[str] = ()) -> list[tuple[str, float]]:
+    def phrases(self, turns: Sequence[str], names: Sequence[str], others: Sequence[Drug]) -> list[tuple[str, float]]:
         """(phrase, weight): the last turn's content phrases at 1.0, earlier turns' lower; another
-        drug named in the last turn adds its generic name and class (what an entry would list);
-        ``terms``, what the patient describes in medical terms (the LLM's), at 1.0."""
+        drug named in the last turn adds its generic name and class (what an entry would list)."""
         s = self.settings
         out = [(p, 1.0) for p in content_phrases(turns[-1], names)] if turns else []
-        out += [(t, 1.0) for t in terms]
         for d in others:
             out += [(d.generic_name, 1.0)] + ([(d.drug_class, 1.0)] if d.drug_class else [])
         for t in turns[:-1]:
