@@ -61,6 +61,7 @@ from medground.reading.consult_types import (
     word_set,
 )
 from medground.reading.reply import quote_line
+from medground.reading.siblings import compounds, modifiers_only, sibling_candidates
 from medground.schema import Citation
 
 A = AttributeType
@@ -121,6 +122,8 @@ class ConsultReader:
             p_type = {t: p for t, p in p_type.items()}
             p_type[A.INTERACTIONS] = max(p_type.get(A.INTERACTIONS, 0.0), max(p_type.values()))
         rare = self.space.rare_words(question if s.rare_from == "turn" else " ".join(questions(question)), names)
+        pairs = compounds(question, names) if s.sibling_until > s.match_at else []
+        modifiers = modifiers_only(question, names) if s.modifiers_alone == "near" else set()
         named = [subject, *others]
         # An entry is matched against the *other* named drugs (what an interactions entry would
         # list), never against its own drug's name and class; every phrase is embedded once.
@@ -146,7 +149,8 @@ class ConsultReader:
             pvecs = all_vecs[[row[p] for p, _ in phrases]] if phrases else None
             weights = np.array([w for _, w in phrases], dtype=np.float32)
             items, vecs = self.space.items(drug.drug_id)
-            for attr, its, iv in zip(self.space.entries(drug.drug_id), items, vecs):
+            item_names = self.space.item_names(drug.drug_id)
+            for attr, its, iv, names_of in zip(self.space.entries(drug.drug_id), items, vecs, item_names):
                 if drug is not subject and attr.type is not A.INTERACTIONS:
                     continue
                 matches: list[ItemMatch] = []
@@ -178,6 +182,15 @@ class ConsultReader:
                                 m.similarity, m.phrase = s.lexical_match, sorted(hit)[0]
                     if attr.type is A.INTERACTIONS:
                         self._match_classes(matches, [o for o in named if o is not drug])
+                    if (pairs or modifiers) and attr.type in TERM_TYPES:
+                        # near matches that name no thing the patient asked about: through a word
+                        # said only as a modifier ("drink" of "drink orange juice" near "Alcohol"),
+                        # or a sibling ("cranberry juice" / "Grapefruit juice"); they still weigh
+                        # in the entry's choice, but the reply does not call them what was asked
+                        for m, known in zip(matches, names_of):
+                            if s.match_at <= m.similarity < s.sibling_until:
+                                m.modifier = m.phrase.lower() in modifiers
+                                m.sibling = self.sibling(pairs, known)
                     matches.sort(key=lambda m: -m.similarity)
                 top = matches[0].similarity if matches else 0.0
                 score = float(np.log(p_type.get(attr.type, 0.0) + 1e-3)) + s.item_weight * max(0.0, top - s.item_floor)
@@ -185,6 +198,15 @@ class ConsultReader:
         # ties (no item above the floor) go to the entry whose best item is closest all the same
         choices.sort(key=lambda c: (-c.score, -(c.best.similarity if c.best else 0.0)))
         return Choice(choices, p_none, p_type, condition.phrase if condition else None)
+
+    def sibling(self, pairs: Sequence[tuple[str, str]], names: Sequence[str]) -> str:
+        """The patient's compound naming another thing of the kind of the item ``names`` name
+        (reading/siblings.py), or "": the modifiers must be of one kind, near in meaning."""
+        for said, modifier, theirs in sibling_candidates(pairs, names):
+            vecs = self.embedder.encode_queries([modifier, *sorted(theirs)])
+            if float((vecs[1:] @ vecs[0]).max()) >= self.settings.sibling_kin:
+                return said
+        return ""
 
     def _match_classes(self, matches: list[ItemMatch], others: Sequence[Drug]) -> None:
         """An interactions item that names another named drug's class ("statin drugs" for
@@ -313,7 +335,7 @@ class ConsultReader:
         choices, p_none, p_type, condition = self.choose(turns, subject_id, other_ids, context_ids)
         terms: list[str] = []
         if (s.clinical_terms == "unmatched" and p_type and max(p_type, key=p_type.get) in TERM_TYPES
-                and not any(m.similarity >= s.match_at for m in (choices[0].items if choices else []))):
+                and not any(m.answers(s.match_at) for m in (choices[0].items if choices else []))):
             # nothing the patient said matched an item: their words in medical terms may
             if terms := self.clinical_terms(turns, subject_id, other_ids):
                 choices, p_none, p_type, condition = self.choose(turns, subject_id, other_ids, context_ids, terms)
@@ -328,7 +350,7 @@ class ConsultReader:
             return Reply("insufficient_evidence", text, [], text, p_none=p_none, reason="no entries")
         best = choices[0]
         self.check_items(turns[-1] if turns else "", best)
-        matched = distinct([m for m in best.items if m.similarity >= s.match_at], [m.text for m in best.items])[: s.max_items]
+        matched = distinct([m for m in best.items if m.answers(s.match_at)], [m.text for m in best.items])[: s.max_items]
         held, elsewhere = held_and_elsewhere(choices, drug.drug_id, p_type)
         top_type = max(p_type, key=p_type.get) if p_type else None
         if not matched and no_entry_relates(p_none, top_type, held, elsewhere, s):
@@ -365,7 +387,7 @@ class ConsultReader:
                              f"{listing(other.attribute.text, s.max_listed)} [{citations[-1].number}].")
         # The other named drug's own interactions entry, when it lists the subject (or its class).
         second = next((c for c in choices[1:] if c.drug is not drug and c.attribute.type is A.INTERACTIONS
-                       and c.best is not None and c.best.similarity >= s.match_at), None)
+                       and c.best is not None and c.best.answers(s.match_at)), None)
         if best.drug is drug and second is not None:
             citations.append(record_citation(second.drug, second.attribute, len(citations) + 1))
             parts.append(f"{second.drug.display_name}'s interactions also list \u201c{second.best.text}\u201d "

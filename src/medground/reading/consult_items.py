@@ -26,6 +26,7 @@ class ItemSpace:
         self.embedder = embedder
         self.settings = settings
         self._item_vectors: dict[str, tuple[list[list[str]], list[np.ndarray]]] = {}
+        self._item_names: dict[str, list[list[list[str]]]] = {}  # drug -> entries × items × (item, plain names)
         self._entry_df: dict[str, int] | None = None  # word -> entries holding it
         self._lay = lay_vocabulary  # corpus.lay_vocabulary.LayVocabulary; the data's, loaded on first use
         self._speller = None  # reading.spelling.Speller over the database's words, built on first use
@@ -58,12 +59,23 @@ class ItemSpace:
             rows = np.repeat(vecs[None, : len(flat)], 2 + s.lay_synonyms, axis=0)
             for k, (r, j, _) in enumerate(extra):
                 rows[r, j] = vecs[len(flat) + k]
-            out, k = [], 0
+            names = [[item] for item in flat]
+            for r, j, text in extra:
+                if r >= 2:
+                    names[j].append(text)
+            out, named, k = [], [], 0
             for its in items:
                 out.append(rows[:, k:k + len(its)] if its else np.zeros((2 + s.lay_synonyms, 0, 1), dtype=np.float32))
+                named.append(names[k:k + len(its)])
                 k += len(its)
             self._item_vectors[drug_id] = (items, out)
+            self._item_names[drug_id] = named
         return self._item_vectors[drug_id]
+
+    def item_names(self, drug_id: str) -> list[list[list[str]]]:
+        """Per entry, per item: the item and the plain names it is also matched through."""
+        self.items(drug_id)
+        return self._item_names[drug_id]
 
     def _vocabulary(self):
         if not self.settings.lay_synonyms:

@@ -88,6 +88,13 @@ def first_sentence(turn: str, best: EntryChoice, matched: list[ItemMatch], setti
         if t in {A.CONTRAINDICATIONS, A.WARNINGS, A.BOXED_WARNING}:
             return f"Caution \u2014 {listed} {verb} listed in {drug}'s {PHRASE[t]} [1].", items
         return f"{drug}'s {PHRASE[t]} include {listed} [1].", items
+    near = best.best
+    if near is not None and near.sibling and t in LIST_TYPES:
+        # "cranberry juice" met "Grapefruit juice" through "juice": the entry names the other
+        # thing of that kind, which is not an answer about the patient's
+        return (f"The database does not list {near.sibling} among {drug}'s {PHRASE[t]} [1]; it lists "
+                f"\u201c{near.text}\u201d, which is not the same thing. Whether {near.sibling} is related is for "
+                f"your pharmacist or doctor to judge. The full list: {listing(text, s.max_listed)}.", [])
     if t is A.INTERACTIONS and partners:
         names = join_items([d.display_name for d in partners])
         named = join_items([with_class(d) for d in partners])
@@ -107,7 +114,7 @@ def first_sentence(turn: str, best: EntryChoice, matched: list[ItemMatch], setti
         return f"From {drug}'s {PHRASE.get(t, t.value)} [1], the lines closest to your question:", close
     if t in {A.ADVERSE_REACTIONS, A.INTERACTIONS, A.CONTRAINDICATIONS, A.WARNINGS} and is_yes_no(turn):
         near = best.best if best.best is not None and best.best.similarity >= s.item_floor else None
-        if near is not None and near.similarity >= s.hedge_at:
+        if near is not None and near.similarity >= s.hedge_at and not near.modifier:  # "drink" names no drink
             what = "it is what you describe" if t is A.ADVERSE_REACTIONS else "it covers what you asked about"
             return (f"The closest item listed among {drug}'s {PHRASE[t]} is \u201c{near.text}\u201d [1]; "
                     f"whether {what} is for your pharmacist or doctor to judge.", [])

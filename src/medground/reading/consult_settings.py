@@ -114,5 +114,22 @@ class ConsultReplySettings(BaseModel):
     # effects, conditions or other substances (``TERM_TYPES``), whose entries alone the terms are
     # matched against (the reply is chosen again with them); "off": no LLM call.
     clinical_terms: Literal["off", "unmatched"] = "off"
+    # A compound of the patient's that shares its head with an item under another modifier
+    # ("cranberry juice" / "Grapefruit juice", "chest pain" / myalgia's "muscle pain";
+    # reading/siblings.py) names a different thing: an item of ``TERM_TYPES`` matched under this
+    # similarity is then not what was asked (the reply says the entry lists the sibling, not the
+    # patient's thing); from it, a near-synonym ("stomach ulcer" / "Gastric ulcer", 0.88). 0: off.
+    sibling_until: float = Field(0.8, ge=0.0, le=1.01,
+                                 description="an item matched under this similarity is not what a sibling compound names")
+    # The two modifiers must be of one kind ("cranberry"/"grapefruit" 0.44, "chest"/"muscle" 0.48,
+    # "psoriatic"/"rheumatoid" 0.37), which a verb or a degree word before the head is not
+    # ("got"/"uncontrolled" 0.23, "deep"/"skeletal" 0.31, "severe"/"muscle" 0.31). Set from those
+    # word pairs, written for the purpose, none from a question set.
+    # A word the patient says only as the modifier of a compound ("drink" and "orange" of "drink
+    # orange juice"; reading/siblings.py), matched alone to an item of ``TERM_TYPES`` under
+    # ``sibling_until``: "near" — the match weighs in the entry's choice but is not called what
+    # was asked (the reply hedges); "on" — a match like any other.
+    modifiers_alone: Literal["on", "near"] = "near"
+    sibling_kin: float = Field(0.35, ge=0.0, le=1.0, description="MiniLM similarity of two modifiers of one kind")
     clinical_terms_max: int = Field(3, ge=1, le=8, description="terms kept from the LLM's list")
     clinical_terms_chars: int = Field(600, ge=40, description="characters of the patient's turns (the last ones) it reads")

@@ -21,6 +21,12 @@ class ItemMatch:
     similarity: float
     phrase: str  # the patient's words it matched
     class_of: str = ""  # the named drug whose class (``phrase``) the item names, if that matched it
+    sibling: str = ""  # the patient's compound naming another thing of the item's kind (reading/siblings.py)
+    modifier: bool = False  # matched through a word the patient said only as a modifier ("drink" of "drink tea")
+
+    def answers(self, match_at: float) -> bool:
+        """Matched closely enough to be what was asked, not through a modifier alone, not a sibling."""
+        return self.similarity >= match_at and not self.sibling and not self.modifier
 
 
 @dataclass(slots=True)
