@@ -172,6 +172,10 @@ class ConsultReader:
                         # smoking" ≠ the question when the patient has epilepsy)
                         sims = sims * np.array([p == condition.phrase for p, _ in phrases], dtype=np.float32)
                     best_phrase = sims.argmax(axis=1)
+                    # the best match through the patient's other phrases: "stomach bleeding" still
+                    # names "GI bleeding" when the modifier "stomach" alone was nearer
+                    whole = (set(np.flatnonzero((sims * np.array([p.lower() not in modifiers for p, _ in phrases])
+                                                 ).max(axis=1) >= s.match_at)) if modifiers else set())
                     for k, item in enumerate(its):
                         j = int(best_phrase[k])
                         matches.append(ItemMatch(item, float(sims[k, j]), phrases[j][0]))
@@ -187,9 +191,9 @@ class ConsultReader:
                         # said only as a modifier ("drink" of "drink orange juice" near "Alcohol"),
                         # or a sibling ("cranberry juice" / "Grapefruit juice"); they still weigh
                         # in the entry's choice, but the reply does not call them what was asked
-                        for m, known in zip(matches, names_of):
+                        for k, (m, known) in enumerate(zip(matches, names_of)):
                             if s.match_at <= m.similarity < s.sibling_until:
-                                m.modifier = m.phrase.lower() in modifiers
+                                m.modifier = k not in whole and m.phrase.lower() in modifiers
                                 m.sibling = self.sibling(pairs, known)
                     matches.sort(key=lambda m: -m.similarity)
                 top = matches[0].similarity if matches else 0.0
