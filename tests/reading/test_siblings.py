@@ -80,6 +80,9 @@ def test_a_word_said_only_as_a_modifier_names_nothing_asked(reader):
 
     assert modifiers_only("Is it okay to drink green tea with it?") == {"drink", "green"}
     assert modifiers_only("Can I have a drink with it?") == set()  # said alone: what is asked
+    # a phrasal verb's verb before its object: "coughing up blood" is no cough
+    assert "coughing" in modifiers_only("Lately I've been coughing up blood.")
+    assert modifiers_only("I keep throwing up.") == set()
     turns = ["I'm on Coumadin. Can I drink green tea in the morning?"]
     r = reader.reply(turns, "warfarin")
     alcohol = next(m for m in r.chosen.items if m.text == "Alcohol")

@@ -50,9 +50,15 @@ def compounds(turn: str, exclude: Sequence[str] = ()) -> list[tuple[str, str]]:
     return list(dict.fromkeys(out))
 
 
+# Adverb particles of English phrasal verbs: "coughing up blood" is no cough, "throwing up bile"
+# no vomiting of the ordinary kind — grammar, like the auxiliaries of consult_text.py.
+PARTICLES = frozenset({"up", "out", "down", "off"})
+
+
 def modifiers_only(turn: str, exclude: Sequence[str] = ()) -> set[str]:
-    """Words of the turn (lower-cased) said only as the modifier of a compound, never as its head
-    or alone: "drink" and "orange" in "drink orange juice". Alone, such a word names no thing the
+    """Words of the turn (lower-cased) said only before another content word (a compound's
+    modifier, or a phrasal verb's verb before its object: "coughing up blood"), never as a head or
+    alone: "drink" and "orange" in "drink orange juice". Alone, such a word names no thing the
     patient asked about ("drink" is near "Alcohol", but the patient drinks orange juice)."""
     stop = stop_words()
     drop = {_norm(w) for name in exclude for w in WORD.findall(name)}
@@ -61,8 +67,10 @@ def modifiers_only(turn: str, exclude: Sequence[str] = ()) -> set[str]:
         words = WORD.findall(clause)
         content = [len(w) > 2 and w.lower() not in stop and _norm(w) not in drop for w in words]
         for i, w in enumerate(words):
-            if content[i]:
-                (modifier if i + 1 < len(words) and content[i + 1] else head).add(w.lower())
+            if not content[i]:
+                continue
+            then = i + 2 if i + 2 < len(words) and words[i + 1].lower() in PARTICLES else i + 1
+            (modifier if then < len(words) and content[then] else head).add(w.lower())
     return modifier - head
 
 
