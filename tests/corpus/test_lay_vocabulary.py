@@ -61,3 +61,17 @@ def test_load_builds_once_and_rebuilds_when_the_sources_change(tmp_path):
 
 def test_no_data_gives_an_empty_vocabulary(tmp_path):
     assert load_vocabulary(tmp_path / "none", cache=tmp_path / "v.json").pairs == {}
+
+
+def test_an_equivalent_is_each_others_most_frequent_partner():
+    v = LayVocabulary()
+    v.add("salt", "sodium", 7)
+    v.add("blood", "hypokalemia", 11)  # "low potassium in the blood (hypokalemia)": a piece, not a name
+    v.add("hypokalemia", "low potassium", 20)
+    v.add("high blood pressure", "hypertension", 44)
+    v.add("shingles", "herpes zoster", 1)  # one vote: not enough
+    assert v.equivalent("Salt") == "sodium" and v.equivalent("sodium") == "salt"
+    assert v.equivalent("blood") is None and v.equivalent("shingles") is None
+    # the longest phrase that has one wins over its words
+    assert v.equivalents("Is salt bad with high blood pressure?") == {"salt": "sodium",
+                                                                      "high blood pressure": "hypertension"}

@@ -128,3 +128,30 @@ def test_a_free_text_question_gets_its_own_budget_when_one_is_set():
     assert 42 < focus(ev, free, settings, engine, Tally()).token_count <= 82
     same = ReaderSettings(evidence_tokens=40)  # unset: one budget for both
     assert focus(ev, free, same, engine, Tally()).token_count <= 42
+
+
+def test_an_equivalent_lets_the_plain_word_meet_the_sources_word():
+    # "salt" in the question, "sodium" in the deciding sentence (corpus/lay_vocabulary.py equivalents)
+    deciding = "Lithium levels follow sodium intake in the kidney."
+    rival = "Keep the insulin dose steady and take it daily."
+    ev = evidence(f"{rival} {FILLER}", f"{deciding} {FILLER}")
+    question = "Why must a person on lithium keep salt intake steady?"
+    plain = " ".join(c.text for c in compress(ev, question, None, budget_tokens=20, count_tokens=words).citations)
+    assert deciding not in plain and rival in plain  # two question words each: the first passage's wins
+    out = compress(ev, question, None, budget_tokens=20, count_tokens=words, equivalents={"salt": "sodium"})
+    assert deciding in " ".join(c.text for c in out.citations)
+
+
+def test_ranking_in_meaning_fuses_with_the_lexical_ranking():
+    deciding = "Lithium is tied to sodium resorption in the kidney."
+    rival = "Keep the insulin dose steady and take it daily."
+    ev = evidence(f"{rival} {FILLER}", f"{deciding} {FILLER}")
+    question = "Why must a person on lithium keep salt intake steady?"
+
+    def similarity(q, sentences):  # a stand-in embedder: the deciding sentence nearest, the rival farthest
+        return [0.9 if s == deciding else 0.0 if s == rival else 0.1 for s in sentences]
+
+    plain = " ".join(c.text for c in compress(ev, question, None, budget_tokens=20, count_tokens=words).citations)
+    assert deciding not in plain  # one question word against two
+    out = compress(ev, question, None, budget_tokens=20, count_tokens=words, similarity=similarity)
+    assert deciding in " ".join(c.text for c in out.citations)

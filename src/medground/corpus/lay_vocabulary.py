@@ -132,6 +132,38 @@ class LayVocabulary:
         pairs = self.pairs.get(k) or (self.pairs.get(k[:-1]) if k.endswith("s") else None)
         return [other for other, _ in pairs.most_common(limit)] if pairs else []
 
+    def equivalent(self, phrase: str, min_votes: int = 2) -> str | None:
+        """The one phrase the sources use for ``phrase`` when each is the other's most frequent
+        partner ("salt" ↔ "sodium", "shingles" ↔ "herpes zoster", "hair loss" ↔ "alopecia"),
+        paired at least ``min_votes`` times; None otherwise. A word paired most often with
+        another's piece ("blood" → "hypokalemia", from "low potassium in the blood
+        (hypokalemia)") is not mutual, so not an equivalent."""
+        def best(k: str) -> tuple[str | None, int]:
+            pairs = self.pairs.get(k)
+            return pairs.most_common(1)[0] if pairs else (None, 0)
+
+        k = key(phrase)
+        other, votes = best(k)
+        if other is None or votes < min_votes or best(other)[0] != k:
+            return None
+        return other
+
+    def equivalents(self, text: str, longest: int = 3, min_votes: int = 2) -> dict[str, str]:
+        """Each phrase of ``text`` (runs of up to ``longest`` words) that has an
+        :meth:`equivalent`, mapped to it; a word inside a longer phrase that has one is left to it."""
+        words = key(text).split()
+        out: dict[str, str] = {}
+        taken: set[int] = set()
+        for n in range(longest, 0, -1):
+            for i in range(len(words) - n + 1):
+                if taken & set(range(i, i + n)):
+                    continue
+                phrase = " ".join(words[i:i + n])
+                if (other := self.equivalent(phrase, min_votes)) is not None:
+                    out[phrase] = other
+                    taken.update(range(i, i + n))
+        return out
+
     def to_json(self) -> dict:
         return {"version": VERSION, "pairs": {k: dict(v) for k, v in self.pairs.items()},
                 "plain_df": self.plain_df, "plain_docs": self.plain_docs}

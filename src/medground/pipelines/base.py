@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import functools
+import logging
+
 from dataclasses import asdict
 from typing import Protocol, runtime_checkable
 
@@ -21,6 +24,8 @@ from medground.reading.freetext import (
 from medground.reading.reader import ReaderSettings, Tally, chat_text
 from medground.retrieve.engine import RetrievalEngine
 from medground.schema import Answer, Evidence, Question
+
+log = logging.getLogger(__name__)
 
 __all__ = ["INSUFFICIENT", "Pipeline", "ReaderSettings", "Tally", "answer_dict", "chat_text", "choice_answer",
            "evidence_block", "focus", "free_text_answer", "judge_first_claim", "read_choice",
@@ -57,6 +62,37 @@ def focus(evidence: Evidence, question: Question, settings: ReaderSettings, engi
     from medground.retrieve.compress import compress
 
     with tally.stage("compress"):
-        return compress(evidence, asked or question.question, question.options, budget_tokens=budget,
+        said = asked or question.question
+        equivalents = lay_equivalents(said) if settings.evidence_lay_terms else None
+        similarity = sentence_similarity(engine) if settings.evidence_ranking == "rrf" else None
+        return compress(evidence, said, question.options, budget_tokens=budget,
                         count_tokens=engine.count_tokens, neighbor_weight=settings.evidence_neighbor_weight,
-                        rank_weight=settings.evidence_rank_weight, join_headings=settings.evidence_join_headings)
+                        rank_weight=settings.evidence_rank_weight, join_headings=settings.evidence_join_headings,
+                        equivalents=equivalents, similarity=similarity)
+
+
+def sentence_similarity(engine: RetrievalEngine):
+    """(question, sentences) → cosines from the dense retriever's embedder; None without one."""
+    dense = engine.retriever("dense")
+    embedder = getattr(dense, "embedder", None)
+    if embedder is None:
+        log.warning("evidence_ranking is rrf but the retrieval has no dense embedder: lexical only")
+        return None
+
+    def similarity(question: str, sentences: list[str]):
+        return embedder.encode_passages(sentences) @ embedder.encode_queries([question])[0]
+
+    return similarity
+
+
+@functools.lru_cache(maxsize=1)
+def _lay_vocabulary():
+    from medground.corpus.lay_vocabulary import load_vocabulary
+
+    return load_vocabulary()
+
+
+def lay_equivalents(text: str) -> dict[str, str]:
+    """What the sources also call the phrases of ``text`` (the data directory's lay vocabulary,
+    mined once and cached in the home; empty when the data has no consumer-health source)."""
+    return _lay_vocabulary().equivalents(text)

@@ -55,6 +55,14 @@ class ReaderSettings(BaseModel):
     evidence_rank_weight: float = Field(0.0, ge=0.0)
     # A heading line ("Salt Substitutes") is kept only with the sentence under it, never alone.
     evidence_join_headings: bool = False
+    # The question's plain words also meet what the sources call them when the evidence is cut to
+    # its closest sentences ("salt" → "sodium", "shingles" → "herpes zoster": mutual pairs of the
+    # lay vocabulary mined from MedlinePlus and MedQuAD, corpus/lay_vocabulary.py).
+    evidence_lay_terms: bool = False
+    # How the evidence's sentences are ranked for compression: by the question's and options'
+    # words ("lexical"), or by reciprocal-rank fusion of that ranking and the sentences' similarity
+    # in meaning to the question from the dense retriever's embedder ("rrf", k = 60).
+    evidence_ranking: Literal["lexical", "rrf"] = "lexical"
     # Weigh the grounded option scores against the same reader's closed-book ones (one more read,
     # no evidence): argmax of w·log p(option | evidence) + (1 − w)·log p(option | none). 1.0 =
     # the evidence alone. Measured in docs/reports/grounding ("evidence_prior_mixture", holdout).

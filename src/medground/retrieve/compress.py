@@ -39,7 +39,7 @@ reused: the remaining citations keep theirs).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from medground.index.text import text_tokenizer
@@ -108,6 +108,22 @@ def words_of(tok, text: str, minus: frozenset[str] = frozenset()) -> Words:
     return {w for w in (frozenset(terms) - minus for terms in tok.tokenize_words(text)) if w}
 
 
+def with_equivalents(tok, words: Words, equivalents: Mapping[str, str]) -> Words:
+    """``words`` with each phrase's equivalent's terms joined to the phrase's last word: "salt"
+    meets "sodium", and "high blood pressure" still scores its three words where it is said."""
+    out = set(words)
+    for phrase, other in equivalents.items():
+        said = tok.tokenize_words(phrase)
+        extra = terms_of(words_of(tok, other))
+        if not said or not extra:
+            continue
+        head = frozenset(said[-1])
+        if head in out:
+            out.discard(head)
+            out.add(head | extra)
+    return out
+
+
 def terms_of(words: Words) -> frozenset[str]:
     return frozenset().union(*words)
 
@@ -137,10 +153,31 @@ def score_sentences(sentences: list[_Sentence], question_words: Words,
         s.score = (lexical[k] + neighbor_weight * max(beside, default=0.0)) * (1 + rank_weight / (s.citation + 1))
 
 
+def fuse_in_meaning(sentences: list[_Sentence], close: Sequence[float], rrf_k: float) -> None:
+    """Each sentence's score becomes 1/(k + its lexical rank) (none without a lexical match) +
+    1/(k + its rank in meaning); ties share the better rank."""
+    lexical = [s.score for s in sentences]
+    by_words = {k: r for r, k in enumerate(sorted(range(len(sentences)), key=lambda k: -lexical[k]))}
+    by_meaning = {k: r for r, k in enumerate(sorted(range(len(sentences)), key=lambda k: -float(close[k])))}
+    for k, s in enumerate(sentences):
+        s.score = (1.0 / (rrf_k + by_words[k] + 1) if lexical[k] > 0 else 0.0) + 1.0 / (rrf_k + by_meaning[k] + 1)
+
+
 def compress(evidence: Evidence, question: str, options: Mapping[str, str] | None = None, *,
              budget_tokens: int = 350, count_tokens: TokenCount | None = None, neighbor_weight: float = 0.0,
-             rank_weight: float = 0.0, join_headings: bool = False) -> Evidence:
+             rank_weight: float = 0.0, join_headings: bool = False,
+             equivalents: Mapping[str, str] | None = None,
+             similarity: Callable[[str, list[str]], Sequence[float]] | None = None,
+             rrf_k: float = 60.0) -> Evidence:
     """The evidence cut down to its most question-related sentences within ``budget_tokens``.
+    ``equivalents``: phrases of the question and what the sources also call them ("salt" →
+    "sodium"; corpus/lay_vocabulary.py); a sentence naming either meets the phrase's last word.
+    ``similarity`` (question, sentences) → each sentence's similarity in meaning (an embedder's
+    cosine): when given, sentences are ranked by reciprocal-rank fusion (``rrf_k``) of the
+    lexical ranking and the ranking in meaning, as hybrid retrieval fuses BM25 and dense — so
+    "Because lithium is tied to sodium resorption …" (one question word, nearest in meaning) can
+    outrank "… keep insulin levels steady …" (three question words) for a question on salt intake.
+    A sentence sharing no word with the question and options gets the meaning's share only.
 
     The budget counts what the reader sees: each kept citation's header ``[n] (label) `` plus
     its sentences. Evidence already within budget is returned unchanged.
@@ -153,11 +190,13 @@ def compress(evidence: Evidence, question: str, options: Mapping[str, str] | Non
         count_tokens = default_token_counter()
     tok = text_tokenizer()
     sentences = _sentences(evidence, count_tokens, tok.tokenize, join_headings)
-    q_words = words_of(tok, question)
+    q_words = with_equivalents(tok, words_of(tok, question), equivalents or {})
     q_terms = terms_of(q_words)
     opt_words = {k: words_of(tok, v, q_terms) for k, v in (options or {}).items()}
     opt_terms = {k: terms_of(w) for k, w in opt_words.items()}
     score_sentences(sentences, q_words, opt_words, neighbor_weight=neighbor_weight, rank_weight=rank_weight)
+    if similarity is not None and sentences:
+        fuse_in_meaning(sentences, similarity(question, [s.text for s in sentences]), rrf_k)
     header_cost = {i: count_tokens(f"[{c.number}] ({c.label}) ") for i, c in enumerate(evidence.citations)}
 
     ranked = sorted(range(len(sentences)), key=lambda k: (-sentences[k].score, k))
