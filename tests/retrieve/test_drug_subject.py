@@ -144,6 +144,11 @@ def test_co_named_drugs_are_the_questions_own_never_a_relatives(retriever):
         turns = [f"My {who} takes Coumadin for a clot. The doctor said they can take Advil for the pain. "
                  "Is that ok with the Coumadin?"]
         assert sorted(["warfarin", *co_named(retriever, turns, "warfarin")]) == ["ibuprofen", "warfarin"], who
+    # ... and when the second is told in the same sentence without its owner ("and was just
+    # prescribed"): far from "husband", it is still his
+    turns = ["My husband takes Coumadin every evening and was just prescribed Advil, is that combo ok?"]
+    subject = resolve_subjects(retriever, turns)[0].drug_id
+    assert sorted([subject, *co_named(retriever, turns, subject)]) == ["ibuprofen", "warfarin"]
 
 
 def test_drugs_named_before_are_the_patients_own_and_not_left(retriever):

@@ -30,6 +30,7 @@ class ItemSpace:
         self._entry_df: dict[str, int] | None = None  # word -> entries holding it
         self._lay = lay_vocabulary  # corpus.lay_vocabulary.LayVocabulary; the data's, loaded on first use
         self._speller = None  # reading.spelling.Speller over the database's words, built on first use
+        self._substances: frozenset[str] | None = None  # words of the drug names, built on first use
 
     def entries(self, drug_id: str) -> list[DrugAttribute]:
         return [self.drugs.attributes[i] for i in self.drugs.by_drug.get(drug_id, [])]
@@ -110,11 +111,12 @@ class ItemSpace:
         """(phrase, weight): the last turn's content phrases at 1.0, earlier turns' lower; another
         drug named in the last turn adds its generic name and class (what an entry would list)."""
         s = self.settings
-        out = [(p, 1.0) for p in content_phrases(turns[-1], names)] if turns else []
+        substances = self.substance_words()
+        out = [(p, 1.0) for p in content_phrases(turns[-1], names, substances=substances)] if turns else []
         for d in others:
             out += [(d.generic_name, 1.0)] + ([(d.drug_class, 1.0)] if d.drug_class else [])
         for t in turns[:-1]:
-            out += [(p, s.earlier_turn_weight) for p in content_phrases(t, names)]
+            out += [(p, s.earlier_turn_weight) for p in content_phrases(t, names, substances=substances)]
         speller = self._spelling()
         if speller is not None:
             out += [(fixed, w) for p, w in out if (fixed := speller.corrected(p)) is not None]
@@ -122,6 +124,17 @@ class ItemSpace:
         for p, w in out:
             seen[p] = max(w, seen.get(p, 0.0))
         return list(seen.items())
+
+    def substance_words(self) -> frozenset[str]:
+        """Words of the database's generic names (four letters or more, no stop word): "calcium" of
+        "calcium carbonate", "iron", "potassium" — what a medicine called "<word> tablets" is."""
+        if self._substances is None:
+            stop = stop_words()
+            # generic names only: brands hold ordinary words ("… Allergy", "… Control")
+            self._substances = frozenset(w.lower() for name, owners in self.drugs.names.items()
+                                         if any(kind == "generic" for _, kind in owners)
+                                         for w in WORD.findall(name) if len(w) >= 4 and w.lower() not in stop)
+        return self._substances
 
     def _spelling(self):
         if not self.settings.spelling:

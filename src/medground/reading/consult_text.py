@@ -64,8 +64,11 @@ _REFERENTS = frozenset("pill pills tablet tablets capsule capsules medicine medi
                        "med meds drug drugs shot shots injection injections inhaler inhalers patch patches".split())
 
 
-def _describing_a_medicine(words: Sequence[str], stop: frozenset[str]) -> set[int]:
-    """Indices of referent nouns and the (up to two) content words right before each."""
+def _describing_a_medicine(words: Sequence[str], stop: frozenset[str],
+                           substances: frozenset[str] = frozenset()) -> set[int]:
+    """Indices of referent nouns and the (up to two) content words right before each; a word that
+    names a substance (one of ``substances``: "calcium tablets", "iron pills") is what the
+    medicine is, not what it is for, and stays."""
     out: set[int] = set()
     for i, w in enumerate(words):
         if w.lower() in _REFERENTS:
@@ -73,19 +76,22 @@ def _describing_a_medicine(words: Sequence[str], stop: frozenset[str]) -> set[in
             for j in range(i - 1, max(-1, i - 3), -1):
                 if words[j].lower() in stop:
                     break
-                out.add(j)
+                if words[j].lower() not in substances:
+                    out.add(j)
     return out
 
 
-def content_phrases(text: str, exclude: Sequence[str] = (), longest: int = 3) -> list[str]:
+def content_phrases(text: str, exclude: Sequence[str] = (), longest: int = 3,
+                    substances: frozenset[str] = frozenset()) -> list[str]:
     """Runs of 1..``longest`` content words (stop words, ``exclude`` names, and the words that
-    name a medicine by what it is for — "the heart pill" — dropped)."""
+    name a medicine by what it is for — "the heart pill" — dropped; ``substances``: words of the
+    database's drug names, kept before a referent noun: "calcium tablets" is calcium)."""
     drop = {w.lower() for name in exclude for w in WORD.findall(name)}
     stop = stop_words()
     out: list[str] = []
     for clause in re.split(r"[.?!,;:()\n]", text):
         every = WORD.findall(clause)
-        naming = _describing_a_medicine(every, stop)
+        naming = _describing_a_medicine(every, stop, substances)
         words = [w for i, w in enumerate(every) if i not in naming and len(w) > 2 and w.lower() not in stop
                  and w.lower() not in drop]
         for n in range(1, longest + 1):

@@ -41,6 +41,7 @@ _TAKE_THEIRS = re.compile(
     r"|(?:if|when)\s+i\s+)(?:just\s+|also\s+)?(?:take|use|try|borrow|have)\s+"
     r"(?:(?:some|any|one|two|a\s+couple|a\s+few)\s+of\s+)?"
     r"(?:those|these|them|it|some|one|a\s+few|a\s+couple|hers|his|theirs)\b")
+_FIRST_PERSON = re.compile(r"\b(i|i'm|i've|i'd|me|my|mine|myself)\b")
 # A mention this close to a name is the name, not a guess (exact 1.0, synonym 0.9).
 NAMED_OUTRIGHT = 0.9
 _LEFT = re.compile(r"\b(used to (take|be on)|stopped( taking)?|switched (me )?(off|from)|no longer (take|on)|"
@@ -77,6 +78,14 @@ def mentions(retriever: DrugRetriever, turns: list[str]) -> list[Mention]:
             out.append(Mention(m.drug_id, t, pos if pos >= 0 else len(low), m.span, score,
                                own=bool(_OWN.search(before)) and not _THIRD.search(before),
                                left=bool(_LEFT.search(before)), third_party=bool(_THIRD.search(before))))
+        # "my husband takes amlodipine and was just prescribed simvastatin": a drug named further
+        # on in the same sentence, with no first person between, is the same person's
+        here = sorted((m for m in out if m.turn == t), key=lambda m: m.position)
+        for prev, m in zip(here, here[1:]):
+            between = low[prev.position + len(prev.span):m.position]
+            if prev.third_party and not m.third_party and not _FIRST_PERSON.search(between) \
+                    and not re.search(r"[.?!]", between):
+                m.third_party, m.own = True, False
         for take in _TAKE_THEIRS.finditer(low):
             # "those" is the drug named last before "can I take those" (this turn or earlier): when
             # that is a relative's, it becomes the patient's ("my wife is on warfarin, but I take
