@@ -55,3 +55,18 @@ def test_typographic_apostrophes_match_typed_ones():
     q = "What should someone with Crohn's disease eat during a flare?"
     assert g.absent(q, ["In ulcerative colitis or Crohn\u2019s disease, a low-residue diet is advised."]) == []
     assert g.absent("What should someone with Crohn\u2019s disease eat?", ["Crohn's disease: low residue."]) == []
+
+
+def test_a_rare_name_no_dictionary_lists_is_an_entity_when_asked_for():
+    counts = {"glimepiride": 1, "levomilnacipran": 2, "adult": 900, "reprocessing": 2}
+    g = EntityGate(EntityDictionary(GROUPS), lambda t: counts.get(t, 0), 15_000, 0.01, names_outside=True)
+    question = "What's the most glimepiride an adult can take in one day?"
+    assert [e.name for e in g.entities(question)] == ["glimepiride"]
+    assert g.absent(question, ["Drug: Levomilnacipran (Fetzima); maximum dose: 120 mg/day."]) == ["glimepiride"]
+    assert g.absent(question, ["Glimepiride: 1-8 mg orally once daily."]) == []
+    # the question's own alias in parentheses is not asked for apart from its name
+    assert [e.name for e in g.entities("What is the most glimepiride (Amaryl) an adult can take?")] == ["glimepiride"]
+    # ordinary English, and a word with an English stem, are no names; off by default
+    names = [e.name for e in g.entities("Do semicritical endoscopes need reprocessing in adults?")]
+    assert "reprocessing" not in names and "adults" not in names and "endoscopes" in names
+    assert [e.name for e in gate().entities(question)] == []

@@ -10,10 +10,10 @@ from medground.corpus.drug_builders import build_catalog
 from medground.drug_schema import Drug, DrugAttribute, DrugCatalog
 from medground.store.drugs import DrugStore
 from medground.retrieve.base import EmptyQueryError
+from medground.corpus.english import english_words
 from medground.retrieve.drugs import (
     DrugRetriever,
     DrugRetrieverSettings,
-    _english_words,
     attribute_intents,
     make_drug_retriever,
     to_passages,
@@ -68,7 +68,7 @@ def test_two_swapped_letters_in_a_short_name_are_one_slip(tmp_path):
     # "lyrcia": ratio 83, below the cutoff, but one transposition away from "lyrica".
     (top,) = r.find_drugs("Lyrcia, 75 twice a day")
     assert top.drug_id == "pregabalin" and top.how.startswith("fuzzy 'lyrcia'→'lyrica'")
-    if "lyrics" in _english_words():
+    if "lyrics" in english_words():
         assert r.find_drugs("song lyrics") == []  # an English word is never a slip for a name
 
 

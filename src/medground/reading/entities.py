@@ -212,11 +212,38 @@ class EntityGate:
     given passages never name? Built once per corpus (dictionary + document frequencies)."""
 
     def __init__(self, dictionary: EntityDictionary, doc_freq: Callable[[str], int | None], n_docs: int,
-                 max_df: float):
+                 max_df: float, names_outside: bool = False):
         self.dictionary, self.doc_freq, self.n_docs, self.max_df = dictionary, doc_freq, n_docs, max_df
+        # a specific word of the question that no dictionary names is an entity too (rare_names)
+        self.names_outside = names_outside
 
     def entities(self, question: str) -> list[Entity]:
-        return specific(self.dictionary.find(question), self.doc_freq, self.n_docs, self.max_df)
+        found = specific(self.dictionary.find(question), self.doc_freq, self.n_docs, self.max_df)
+        return found + self.rare_names(question, found) if self.names_outside else found
+
+    def rare_names(self, question: str, found: Sequence[Entity] = ()) -> list[Entity]:
+        """Words of the question that are names though no dictionary lists them: not whole words of
+        ordinary English (corpus/english.py: "glimepiride", "oxcarbazepine", "astrovirus") and in at
+        most ``max_df`` of the chunks, or in none (a name the books never use cannot be answered
+        from them). Words of an entity already found, and words in parentheses, are left out."""
+        from medground.corpus.english import is_english_derivation
+
+        taken = {t for e in found for name in e.names for t in name}
+        # a word in parentheses is the question's own aside or alias ("phenytoin (Dilantin)"):
+        # the name before it is what must be found
+        aside = {term for inner in re.findall(r"\(([^()]*)\)", question) for _, term in _words(inner)}
+        out: list[Entity] = []
+        for raw, term in _words(question):
+            if term in aside:
+                continue
+            word = raw.lower()
+            if len(word) < 5 or not word.isalpha() or term in taken or is_english_derivation(word):
+                continue
+            df = self.doc_freq(word) or 0
+            if not self.n_docs or df / self.n_docs <= self.max_df:
+                out.append(Entity(raw, frozenset({(term,)})))
+                taken.add(term)
+        return out
 
     def other_names(self, question: str, per_entity: int = 2) -> list[str]:
         """The canonical names of the question's specific entities where it names them another
@@ -237,7 +264,8 @@ class EntityGate:
 
 
 def entity_gate(doc_freq: Callable[[str], int | None], n_docs: int, max_df: float, drugs: Iterable[object] = (),
-                data: str | None = None) -> EntityGate:
-    """The gate over MedlinePlus topics, MedQuAD's focus names and the given medicine database's drugs."""
+                data: str | None = None, names_outside: bool = False) -> EntityGate:
+    """The gate over MedlinePlus topics, MedQuAD's focus names and the given medicine database's
+    drugs; ``names_outside``: the question's rare non-English words count as entities too."""
     groups = [*medlineplus_groups(data), *medquad_groups(data), *drug_groups(drugs)]
-    return EntityGate(EntityDictionary(groups), doc_freq, n_docs, max_df)
+    return EntityGate(EntityDictionary(groups), doc_freq, n_docs, max_df, names_outside)

@@ -100,6 +100,9 @@ class ReaderSettings(BaseModel):
     # is in at most this share of the corpus's chunks must be named by the passages the answer
     # rests on, else the reader says what they are about instead. None = no check.
     freetext_entity_max_df: float | None = Field(None, gt=0.0, le=1.0)
+    # The entity check also holds the question's rare words that are no ordinary English and that
+    # no dictionary names ("glimepiride" answered from a levomilnacipran passage; reading/entities.py).
+    freetext_entity_words: bool = False
     # "checked" answers: who decides whether the first claim (the answer) is stated by the
     # passages it cites. "lexical": the share of its content terms found there, the question's
     # own words excused — blind to synonyms ("pyridoxine" for "vitamin B6") and fooled by a claim

