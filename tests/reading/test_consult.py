@@ -426,3 +426,9 @@ def test_clinical_terms_are_read_from_the_llms_list():
     assert clinical_terms("Here is a list of the terms the patient uses in this message") == []
     assert clinical_terms("") == [] and clinical_terms("the, of") == []
     assert clinical_terms("none") == []  # the prompt's answer when nothing is described
+
+
+def test_a_word_with_digits_after_its_letters_is_one_word():
+    # "B12" of "my B12 is low" meets "Vitamin B12 deficiency"; a dose never starts a word
+    assert "B12" in content_phrases("My doctor says my B12 is low.")
+    assert not any(p.startswith("10") for p in content_phrases("I take 10mg daily."))

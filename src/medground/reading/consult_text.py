@@ -12,7 +12,7 @@ from functools import lru_cache
 _AUXILIARIES = frozenset("am is are was were do does did can could will would shall should may might must "
                          "has have had".split())
 _WH = frozenset("what which who whom whose when where why how".split())
-WORD = re.compile(r"[A-Za-z][A-Za-z'\-]*")
+WORD = re.compile(r"[A-Za-z][A-Za-z0-9'\-]*")  # letters first: "B12", "CYP2C19"; never a dose ("10mg")
 
 
 def split_items(text: str) -> list[str]:
