@@ -16,10 +16,7 @@ SRC = "openstax-prototype:m1#t"
 
 
 @pytest.fixture(scope="module")
-def reader(tmp_path_factory):
-    pytest.importorskip("onnxruntime")
-    from medground.reading.consult_typer import load_consult_typer
-
+def reader(reader_over):
     catalog = DrugCatalog(
         [Drug("lisinopril", "lisinopril", ["Zestril"], "ACE inhibitor"),
          Drug("warfarin", "warfarin", ["Coumadin"], "Anticoagulant"),
@@ -46,10 +43,7 @@ def reader(tmp_path_factory):
          DrugAttribute("amiodarone", A.DOSAGE, "400 mg orally daily.", SRC),
          DrugAttribute("levothyroxine", A.INTERACTIONS, "Calcium\nIron\nSoy", SRC),
          DrugAttribute("levothyroxine", A.DOSAGE, "25-200 mcg orally daily.", SRC)])
-    store = DrugStore(tmp_path_factory.mktemp("drugs") / "drugs.sqlite")
-    store.build(catalog)
-    typer = load_consult_typer()
-    return ConsultReader(DrugRetriever(store), typer, typer.embedder)
+    return reader_over(catalog)
 
 
 def test_items_phrases_and_question_form():

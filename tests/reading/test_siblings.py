@@ -36,22 +36,13 @@ def test_a_sibling_shares_the_head_under_another_modifier():
 
 
 @pytest.fixture(scope="module")
-def reader(tmp_path_factory):
-    pytest.importorskip("onnxruntime")
-    from medground.reading.consult import ConsultReader
-    from medground.reading.consult_typer import load_consult_typer
-    from medground.retrieve.drugs import DrugRetriever
-    from medground.store.drugs import DrugStore
-
+def reader(reader_over):
     catalog = DrugCatalog(
         [Drug("warfarin", "warfarin", ["Coumadin"], "Anticoagulant")],
         [DrugAttribute("warfarin", A.INTERACTIONS, "Nonsteroidal anti-inflammatory drugs\nGrapefruit juice\nAlcohol",
                        SRC),
          DrugAttribute("warfarin", A.DOSAGE, "2-10 mg orally daily, adjusted to INR", SRC)])
-    store = DrugStore(tmp_path_factory.mktemp("drugs") / "drugs.sqlite")
-    store.build(catalog)
-    typer = load_consult_typer()
-    return ConsultReader(DrugRetriever(store), typer, typer.embedder)
+    return reader_over(catalog)
 
 
 def test_a_sibling_is_named_as_not_listed_and_the_item_itself_still_matches(reader):
@@ -83,6 +74,9 @@ def test_a_word_said_only_as_a_modifier_names_nothing_asked(reader):
     # a phrasal verb's verb before its object: "coughing up blood" is no cough
     assert "coughing" in modifiers_only("Lately I've been coughing up blood.")
     assert modifiers_only("I keep throwing up.") == set()
+    # ... and past determiners to its object: he drinks coffee, not alcohol
+    assert "drinks" in modifiers_only("he drinks a lot of coffee, is that ok?")
+    assert modifiers_only("Is it ok to drink?") == set()
     turns = ["I'm on Coumadin. Can I drink green tea in the morning?"]
     r = reader.reply(turns, "warfarin")
     alcohol = next(m for m in r.chosen.items if m.text == "Alcohol")

@@ -20,23 +20,14 @@ def test_a_substance_before_a_referent_noun_stays_a_phrase():
 
 
 @pytest.fixture(scope="module")
-def reader(tmp_path_factory):
-    pytest.importorskip("onnxruntime")
-    from medground.reading.consult import ConsultReader
-    from medground.reading.consult_typer import load_consult_typer
-    from medground.retrieve.drugs import DrugRetriever
-    from medground.store.drugs import DrugStore
-
+def reader(reader_over):
     catalog = DrugCatalog(
         [Drug("levothyroxine", "levothyroxine", ["Synthroid"], "Thyroid hormone"),
          Drug("calcium carbonate", "calcium carbonate", ["Tums"], "Antacid")],
         [DrugAttribute("levothyroxine", A.INTERACTIONS, "Lithium\nAmiodarone\nCalcium\nIron\nSoy", SRC),
          DrugAttribute("levothyroxine", A.DOSAGE, "25-200 mcg orally daily.", SRC),
          DrugAttribute("calcium carbonate", A.DOSAGE, "500 mg orally as needed.", SRC)])
-    store = DrugStore(tmp_path_factory.mktemp("drugs") / "drugs.sqlite")
-    store.build(catalog)
-    typer = load_consult_typer()
-    return ConsultReader(DrugRetriever(store), typer, typer.embedder)
+    return reader_over(catalog)
 
 
 def test_calcium_tablets_meet_the_listed_calcium(reader):
