@@ -55,6 +55,12 @@ def compounds(turn: str, exclude: Sequence[str] = ()) -> list[tuple[str, str]]:
 PARTICLES = frozenset({"up", "out", "down", "off"})
 
 
+# Determiners and quantifiers between a verb and its object ("drinks a lot of coffee", "eat some
+# grapefruit"): closed-class grammar words.
+DETERMINERS = frozenset({"a", "an", "the", "some", "any", "lot", "lots", "of", "my", "his", "her", "their",
+                         "your", "our", "this", "that", "these", "those", "much", "many", "little", "bit"})
+
+
 def modifiers_only(turn: str, exclude: Sequence[str] = ()) -> set[str]:
     """Words of the turn (lower-cased) said only before another content word (a compound's
     modifier, or a phrasal verb's verb before its object: "coughing up blood"), never as a head or
@@ -69,7 +75,11 @@ def modifiers_only(turn: str, exclude: Sequence[str] = ()) -> set[str]:
         for i, w in enumerate(words):
             if not content[i]:
                 continue
-            then = i + 2 if i + 2 < len(words) and words[i + 1].lower() in PARTICLES else i + 1
+            then = i + 1
+            if then < len(words) and words[then].lower() in PARTICLES:
+                then += 1
+            while then < len(words) and words[then].lower() in DETERMINERS:
+                then += 1  # "drinks a lot of coffee": the verb's object, past its determiners
             (modifier if then < len(words) and content[then] else head).add(w.lower())
     return modifier - head
 
