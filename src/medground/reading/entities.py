@@ -226,8 +226,10 @@ class EntityGate:
         ordinary English (corpus/english.py: "glimepiride", "oxcarbazepine", "astrovirus") and in at
         most ``max_df`` of the chunks, or in none (a name the books never use cannot be answered
         from them). Words of an entity already found, and words in parentheses, are left out."""
-        from medground.corpus.english import is_english_derivation
+        from medground.corpus.english import english_words, is_english_derivation
 
+        if not english_words():  # no word list (the [dense] extra is missing): no way to tell a name
+            return []
         taken = {t for e in found for name in e.names for t in name}
         # a word in parentheses is the question's own aside or alias ("phenytoin (Dilantin)"):
         # the name before it is what must be found
