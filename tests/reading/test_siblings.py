@@ -6,7 +6,7 @@ import pytest
 
 from medground.drug_schema import AttributeType as A
 from medground.drug_schema import Drug, DrugAttribute, DrugCatalog
-from medground.reading.siblings import compounds, item_heads, sibling_candidates
+from medground.reading.siblings import compounds, item_heads, sibling, sibling_candidates
 
 SRC = "openstax-prototype:m1#t"
 
@@ -60,7 +60,9 @@ def test_a_sibling_is_named_as_not_listed_and_the_item_itself_still_matches(read
                         reader.settings.model_copy(update={"sibling_until": 0.0})).reply(turns, "warfarin")
     assert off.first_sentence.startswith("Caution") and "Grapefruit juice" in off.matched
     # a verb before the head is no modifier of a kind: "got" is not "grapefruit"
-    assert reader.sibling([("got", "juice")], ["Grapefruit juice"]) == ""
+    assert sibling([("got", "juice")], ["Grapefruit juice"], reader.embedder, reader.settings.sibling_kin) == ""
+    assert sibling([("cranberry", "juice")], ["Grapefruit juice"], reader.embedder,
+                   reader.settings.sibling_kin) == "cranberry juice"
     same = reader.reply(["I'm on Coumadin. Can I still have grapefruit juice at breakfast?"], "warfarin")
     assert same.first_sentence.startswith("Caution") and "Grapefruit juice" in same.matched
 

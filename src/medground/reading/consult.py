@@ -61,7 +61,7 @@ from medground.reading.consult_types import (
     word_set,
 )
 from medground.reading.reply import quote_line
-from medground.reading.siblings import compounds, modifiers_only, sibling_candidates
+from medground.reading.siblings import compounds, modifiers_only, sibling
 from medground.schema import Citation
 
 A = AttributeType
@@ -194,7 +194,7 @@ class ConsultReader:
                         for k, (m, known) in enumerate(zip(matches, names_of)):
                             if s.match_at <= m.similarity < s.sibling_until:
                                 m.modifier = k not in whole and m.phrase.lower() in modifiers
-                                m.sibling = self.sibling(pairs, known)
+                                m.sibling = sibling(pairs, known, self.embedder, s.sibling_kin)
                     matches.sort(key=lambda m: -m.similarity)
                 top = matches[0].similarity if matches else 0.0
                 score = float(np.log(p_type.get(attr.type, 0.0) + 1e-3)) + s.item_weight * max(0.0, top - s.item_floor)
@@ -202,15 +202,6 @@ class ConsultReader:
         # ties (no item above the floor) go to the entry whose best item is closest all the same
         choices.sort(key=lambda c: (-c.score, -(c.best.similarity if c.best else 0.0)))
         return Choice(choices, p_none, p_type, condition.phrase if condition else None)
-
-    def sibling(self, pairs: Sequence[tuple[str, str]], names: Sequence[str]) -> str:
-        """The patient's compound naming another thing of the kind of the item ``names`` name
-        (reading/siblings.py), or "": the modifiers must be of one kind, near in meaning."""
-        for said, modifier, theirs in sibling_candidates(pairs, names):
-            vecs = self.embedder.encode_queries([modifier, *sorted(theirs)])
-            if float((vecs[1:] @ vecs[0]).max()) >= self.settings.sibling_kin:
-                return said
-        return ""
 
     def _match_classes(self, matches: list[ItemMatch], others: Sequence[Drug]) -> None:
         """An interactions item that names another named drug's class ("statin drugs" for

@@ -111,3 +111,14 @@ def sibling_candidates(pairs: Sequence[tuple[str, str]], names: Sequence[str]) -
             if heads is not None and heads[0] == head and modifier not in heads[1]:
                 out.append((said, modifier, heads[1]))
     return out
+
+
+def sibling(pairs: Sequence[tuple[str, str]], names: Sequence[str], embedder, kin: float) -> str:
+    """The patient's compound naming another thing of the kind of the item ``names`` name, or "":
+    a :func:`sibling_candidates` whose two modifiers ``embedder`` puts at least ``kin`` apart in
+    meaning (of one kind: "cranberry" / "grapefruit", not "got" / "uncontrolled")."""
+    for said, modifier, theirs in sibling_candidates(pairs, names):
+        vecs = embedder.encode_queries([modifier, *sorted(theirs)])
+        if float((vecs[1:] @ vecs[0]).max()) >= kin:
+            return said
+    return ""
