@@ -59,7 +59,9 @@ def test_typographic_apostrophes_match_typed_ones():
 
 def test_a_rare_name_no_dictionary_lists_is_an_entity_when_asked_for():
     counts = {"glimepiride": 1, "levomilnacipran": 2, "adult": 900, "reprocessing": 2}
-    g = EntityGate(EntityDictionary(GROUPS), lambda t: counts.get(t, 0), 15_000, 0.01, names_outside=True)
+    consumer = {"tummy": 2, "chemo": 1}  # consumer-health pages using the word
+    g = EntityGate(EntityDictionary(GROUPS), lambda t: counts.get(t, 0), 15_000, 0.01, names_outside=True,
+                   consumer_df=lambda w: consumer.get(w, 0))
     question = "What's the most glimepiride an adult can take in one day?"
     assert [e.name for e in g.entities(question)] == ["glimepiride"]
     assert g.absent(question, ["Drug: Levomilnacipran (Fetzima); maximum dose: 120 mg/day."]) == ["glimepiride"]
@@ -71,4 +73,8 @@ def test_a_rare_name_no_dictionary_lists_is_an_entity_when_asked_for():
     assert "reprocessing" not in names and "adults" not in names and "endoscopes" in names
     # two English words joined are English too: "bedtime" is no name
     assert "bedtime" not in [e.name for e in g.entities("Why take simvastatin at bedtime?")]
+    # a patient's word that consumer pages use is no name, though WordPiece lacks it
+    assert g.entities("How long does a tummy bug last after chemo?") == []
+    # without consumer word counts the check keeps to its dictionary
+    assert EntityGate(EntityDictionary(GROUPS), lambda t: 1, 15_000, 0.01, names_outside=True).entities(question) == []
     assert [e.name for e in gate().entities(question)] == []

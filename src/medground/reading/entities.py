@@ -212,20 +212,25 @@ class EntityGate:
     given passages never name? Built once per corpus (dictionary + document frequencies)."""
 
     def __init__(self, dictionary: EntityDictionary, doc_freq: Callable[[str], int | None], n_docs: int,
-                 max_df: float, names_outside: bool = False):
+                 max_df: float, names_outside: bool = False,
+                 consumer_df: Callable[[str], int] | None = None):
         self.dictionary, self.doc_freq, self.n_docs, self.max_df = dictionary, doc_freq, n_docs, max_df
-        # a specific word of the question that no dictionary names is an entity too (rare_names)
-        self.names_outside = names_outside
+        # a specific word of the question that no dictionary names is an entity too (rare_names),
+        # when no consumer-health page uses it (``consumer_df``: pages using a word; None: none known)
+        self.names_outside = names_outside and consumer_df is not None
+        self.consumer_df = consumer_df
 
     def entities(self, question: str) -> list[Entity]:
         found = specific(self.dictionary.find(question), self.doc_freq, self.n_docs, self.max_df)
         return found + self.rare_names(question, found) if self.names_outside else found
 
     def rare_names(self, question: str, found: Sequence[Entity] = ()) -> list[Entity]:
-        """Words of the question that are names though no dictionary lists them: not whole words of
-        ordinary English (corpus/english.py: "glimepiride", "oxcarbazepine", "astrovirus") and in at
-        most ``max_df`` of the chunks, or in none (a name the books never use cannot be answered
-        from them). Words of an entity already found, and words in parentheses, are left out."""
+        """Words of the question that are names though no dictionary lists them: not ordinary
+        English (corpus/english.py: "glimepiride", "oxcarbazepine"), used by no consumer-health
+        page (so a patient's "tummy", "chemo" or "cramps" — no whole WordPiece words — are not
+        names), and in at most ``max_df`` of the chunks, or in none (a name the books never use
+        cannot be answered from them). Words of an entity already found, and words in
+        parentheses, are left out."""
         from medground.corpus.english import english_words, is_english_derivation
 
         if not english_words():  # no word list (the [dense] extra is missing): no way to tell a name
@@ -239,7 +244,8 @@ class EntityGate:
             if term in aside:
                 continue
             word = raw.lower()
-            if len(word) < 5 or not word.isalpha() or term in taken or is_english_derivation(word):
+            if (len(word) < 5 or not word.isalpha() or term in taken or is_english_derivation(word)
+                    or self.consumer_df(word)):
                 continue
             df = self.doc_freq(word) or 0
             if not self.n_docs or df / self.n_docs <= self.max_df:
@@ -268,6 +274,16 @@ class EntityGate:
 def entity_gate(doc_freq: Callable[[str], int | None], n_docs: int, max_df: float, drugs: Iterable[object] = (),
                 data: str | None = None, names_outside: bool = False) -> EntityGate:
     """The gate over MedlinePlus topics, MedQuAD's focus names and the given medicine database's
-    drugs; ``names_outside``: the question's rare non-English words count as entities too."""
+    drugs; ``names_outside``: the question's rare non-English words that no consumer page uses
+    (the mined lay vocabulary's MedlinePlus word counts) count as entities too."""
     groups = [*medlineplus_groups(data), *medquad_groups(data), *drug_groups(drugs)]
-    return EntityGate(EntityDictionary(groups), doc_freq, n_docs, max_df, names_outside)
+    consumer_df = None
+    if names_outside:
+        from medground.corpus.lay_vocabulary import load_vocabulary
+
+        vocabulary = load_vocabulary(data)
+        if vocabulary.plain_docs:
+            consumer_df = lambda word: vocabulary.plain_df.get(word, 0)  # noqa: E731
+        else:
+            log.warning("no consumer-health word counts in the data: the entity check keeps to its dictionary")
+    return EntityGate(EntityDictionary(groups), doc_freq, n_docs, max_df, names_outside, consumer_df)
