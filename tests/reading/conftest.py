@@ -18,6 +18,10 @@ def reader_over(tmp_path_factory):
         store = DrugStore(tmp_path_factory.mktemp("drugs") / "drugs.sqlite")
         store.build(catalog)
         typer = load_consult_typer()
-        return ConsultReader(DrugRetriever(store), typer, typer.embedder)
+        reader = ConsultReader(DrugRetriever(store), typer, typer.embedder)
+        # the reader sees exactly the catalog it was given
+        assert set(reader.drugs.drugs) == {d.drug_id for d in catalog.drugs}
+        assert len(reader.drugs.attributes) == len(catalog.attributes)
+        return reader
 
     return build

@@ -13,6 +13,13 @@ _AUXILIARIES = frozenset("am is are was were do does did can could will would sh
                          "has have had".split())
 _WH = frozenset("what which who whom whose when where why how".split())
 WORD = re.compile(r"[A-Za-z][A-Za-z0-9'\-]*")  # letters first: "B12", "CYP2C19"; never a dose ("10mg")
+_CLAUSE = re.compile(r"[.?!,;:()\n]")
+
+
+def clause_words(text: str) -> list[list[str]]:
+    """The words of each clause of ``text`` (split at punctuation): the unit a patient's phrase,
+    compound or modifier never crosses."""
+    return [WORD.findall(clause) for clause in _CLAUSE.split(text)]
 
 
 def split_items(text: str) -> list[str]:
@@ -89,8 +96,7 @@ def content_phrases(text: str, exclude: Sequence[str] = (), longest: int = 3,
     drop = {w.lower() for name in exclude for w in WORD.findall(name)}
     stop = stop_words()
     out: list[str] = []
-    for clause in re.split(r"[.?!,;:()\n]", text):
-        every = WORD.findall(clause)
+    for every in clause_words(text):
         naming = _describing_a_medicine(every, stop, substances)
         words = [w for i, w in enumerate(every) if i not in naming and len(w) > 2 and w.lower() not in stop
                  and w.lower() not in drop]

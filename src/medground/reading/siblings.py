@@ -17,10 +17,9 @@ kept by the reader's similarity cap (``ConsultReplySettings.sibling_until``), no
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 
-from medground.reading.consult_text import WORD, stop_words
+from medground.reading.consult_text import WORD, clause_words, stop_words
 
 MAX_ITEM_WORDS = 4  # a named thing ("Grapefruit juice", "Orthostatic hypotension"), not a sentence
 
@@ -41,8 +40,7 @@ def compounds(turn: str, exclude: Sequence[str] = ()) -> list[tuple[str, str]]:
     stop = stop_words()
     drop = {_norm(w) for name in exclude for w in WORD.findall(name)}
     out: list[tuple[str, str]] = []
-    for clause in re.split(r"[.?!,;:()\n]", turn):
-        words = WORD.findall(clause)
+    for words in clause_words(turn):
         for a, b in zip(words, words[1:]):
             if any(len(w) <= 2 or w.lower() in stop or _norm(w) in drop for w in (a, b)):
                 continue
@@ -69,8 +67,7 @@ def modifiers_only(turn: str, exclude: Sequence[str] = ()) -> set[str]:
     stop = stop_words()
     drop = {_norm(w) for name in exclude for w in WORD.findall(name)}
     modifier, head = set(), set()
-    for clause in re.split(r"[.?!,;:()\n]", turn):
-        words = WORD.findall(clause)
+    for words in clause_words(turn):
         content = [len(w) > 2 and w.lower() not in stop and _norm(w) not in drop for w in words]
         for i, w in enumerate(words):
             if not content[i]:

@@ -43,6 +43,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from medground.index.text import text_tokenizer
+from medground.retrieve.fusion import reciprocal_rank
 from medground.schema import Citation, Evidence
 
 TokenCount = Callable[[str], int]
@@ -160,7 +161,8 @@ def fuse_in_meaning(sentences: list[_Sentence], close: Sequence[float], rrf_k: f
     by_words = {k: r for r, k in enumerate(sorted(range(len(sentences)), key=lambda k: -lexical[k]))}
     by_meaning = {k: r for r, k in enumerate(sorted(range(len(sentences)), key=lambda k: -float(close[k])))}
     for k, s in enumerate(sentences):
-        s.score = (1.0 / (rrf_k + by_words[k] + 1) if lexical[k] > 0 else 0.0) + 1.0 / (rrf_k + by_meaning[k] + 1)
+        s.score = ((reciprocal_rank(by_words[k] + 1, rrf_k) if lexical[k] > 0 else 0.0)
+                   + reciprocal_rank(by_meaning[k] + 1, rrf_k))
 
 
 def compress(evidence: Evidence, question: str, options: Mapping[str, str] | None = None, *,

@@ -71,6 +71,11 @@ def min_max(scores: Sequence[float]) -> list[float]:
     return [(s - lo) / (hi - lo) for s in scores]
 
 
+def reciprocal_rank(rank: int, k: float) -> float:
+    """RRF's contribution of a 1-based ``rank``: ``1 / (k + rank)``."""
+    return 1.0 / (k + rank)
+
+
 class BaseFuser:
     name = "base"
 
@@ -142,7 +147,7 @@ class RRFFuser(BaseFuser):
         self.k = float(k)
 
     def _contributions(self, ranked: Sequence[Passage]) -> list[float]:
-        return [1.0 / (self.k + pos) for pos in range(1, len(ranked) + 1)]
+        return [reciprocal_rank(pos, self.k) for pos in range(1, len(ranked) + 1)]
 
 
 @register("fuser", "norm")
