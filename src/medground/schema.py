@@ -289,6 +289,7 @@ class FreeTextDetail(AnswerDetail):
     extractive: bool | None = None  # True: the answer quotes a passage instead of the generated text
     quoted: str | None = None
     quote_reason: str | None = None
+    quote_answers: float | None = None  # P(yes) that the quote answers the question, when checked
     dangling_citations: list[int] | None = None  # [n] the reader cited that name no passage
     generated: str | None = None  # checked mode: what the reader wrote before the check
     generated_supported: bool | None = None

@@ -60,3 +60,4 @@ def test_a_closest_passage_reply_makes_no_claim_of_its_own():
     from medground.reading.reply import closest_passage
 
     assert split_claims(closest_passage("Book / Ch", 1, "Adults should not exceed 4 grams.")) == []
+    assert split_claims(closest_passage("Book / Ch", 1, "Adults should not exceed 4 grams.", judged_answering=True)) == []

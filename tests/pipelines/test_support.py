@@ -65,6 +65,42 @@ def test_extractive_quotes_the_supporting_passage(tiny_chunks):
     assert ans.text.endswith(f"[1]: \u201c{ans.metadata['quoted']}\u201d")
 
 
+def test_a_quote_the_llm_reads_as_not_answering_becomes_an_abstention(tiny_chunks):
+    from .test_scripted import YesNoScriptedLLM
+
+    class Reader(YesNoScriptedLLM):
+        marker = "Does this passage answer the question?"
+
+        def __init__(self, p_yes: float):
+            super().__init__(lambda u, k: "Stop the drug and give intravenous magnesium sulfate [1].",
+                             letter_logprobs=_numbers(0.05, 0.9, 0.03, 0.02))
+            self.p_yes = p_yes
+
+        def yes_no(self, user: str) -> tuple[float, float]:
+            assert Q.question in user and "pyridoxine" in user  # the question and the quote itself
+            return math.log(self.p_yes), math.log(1 - self.p_yes)
+
+    settings = ReaderSettings(freetext_answer="checked", freetext_quote_min=0.5)
+    off = Reader(0.2)
+    ans = RagPipeline(off, _engine(tiny_chunks), settings).answer(Q)
+    assert ans.outcome == "insufficient_evidence" and ans.citations
+    assert ans.text == "The passages found do not answer this question; the closest are listed."
+    assert ans.metadata["quote_answers"] == 0.2 and "pyridoxine" in ans.metadata["quoted"]
+    assert sum(off.marker in c["user"] for c in off.calls) == 1
+
+    # read as answering: quoted, and not introduced as failing to state it
+    ans = RagPipeline(Reader(0.8), _engine(tiny_chunks), settings).answer(Q)
+    assert ans.outcome == "answered" and ans.metadata["quote_answers"] == 0.8
+    assert ans.text.startswith("The passage closest to your question is Tiny Textbook") and "pyridoxine" in ans.text
+    assert "so many words" not in ans.text
+
+    # no check asked for: the quote as before, and no extra call
+    plain = Reader(0.2)
+    ans = RagPipeline(plain, _engine(tiny_chunks), ReaderSettings(freetext_answer="checked")).answer(Q)
+    assert ans.outcome == "answered" and "so many words" in ans.text and "quote_answers" not in ans.metadata
+    assert not any(plain.marker in c["user"] for c in plain.calls)
+
+
 def test_checked_keeps_a_supported_answer_and_quotes_instead_of_an_unsupported_one(tiny_chunks):
     numbers = _numbers(0.05, 0.9, 0.03, 0.02)
     good = ScriptedLLM(lambda u, k: "Giving pyridoxine (vitamin B6) prevents it [1].", letter_logprobs=numbers)

@@ -24,6 +24,8 @@ def test_an_answer_is_followed_by_its_source_words_unless_they_only_repeat_it():
 def test_quote_line_and_the_closest_passage_reply():
     assert quote_line("DB / X / warnings", 1, ["a", "b "]) == "DB / X / warnings: \u201ca\u201d; \u201cb\u201d [1]"
     assert closest_passage("Book / Ch", 3, "words").startswith("The sources do not state this in so many words")
+    assert closest_passage("Book / Ch", 3, " words ", judged_answering=True) == (
+        "The passage closest to your question is Book / Ch [3]: \u201cwords\u201d")
 
 
 def test_a_table_row_is_narrowed_to_its_part_that_supports_the_claim():

@@ -27,7 +27,7 @@ from medground.reading.claims import ClaimJudge
 from medground.reading.citations import answer_sentences, cited_numbers, without_citations
 
 # A quote line (reading/reply.py): "Label: “source words” [n]", or the closest-passage reply
-# "… the closest is Label [n]: “…”". Source words, not the answer's claims.
+# "… the closest is Label [n]: “…”" (or "… closest to your question is Label [n]: “…”"). Source words, not the answer's claims.
 _QUOTED = re.compile(r"(?:[^.!?\[\]\u201c\u201d]*(?:\[\d+\])?:\s*)?\u201c[^\u201d]*\u201d(?:\s*\[\d+\])?")
 
 

@@ -8,6 +8,7 @@ from dataclasses import replace
 
 from medground.llm import prompts
 from medground.llm.base import LLM
+from medground.llm.scoring import yes_probability
 from medground.reading.reader import ReaderSettings, Tally, chat_text
 from medground.reading.citations import cited_numbers, fold_citations, plain_citations, with_marks, without_citations
 from medground.schema import Answer, Citation, ClaimJudgement, Evidence, FreeTextDetail, Question
@@ -72,18 +73,22 @@ def free_text_answer(llm: LLM, question: Question, evidence: Evidence, settings:
     ``detail``: what the pipeline adds (imedrag's follow-ups); the reader fills in the rest."""
     answer = _free_text_answer(llm, question, evidence, settings, tally, count_tokens=count_tokens,
                                detail=detail or FreeTextDetail())
-    if absent_entities is None or answer.outcome != "answered":
+    said = answer.detail if isinstance(answer.detail, FreeTextDetail) else FreeTextDetail()
+    # a quote the LLM read as not answering declines in general words; when its passage misses
+    # the question's entity, saying so (and what the passages are about) is the better reason
+    declined_quote = answer.outcome != "answered" and said.quote_answers is not None
+    if absent_entities is None or (answer.outcome != "answered" and not declined_quote):
         return answer  # a reply that already declines keeps its own words
-    rests_on = answer.citations
+    rests_on = ([c for c in answer.citations if c.number == said.supporting_passage] or answer.citations[:1]
+                if declined_quote else answer.citations)
     absent = absent_entities(rests_on) if rests_on else []
     if not absent:
         return answer
     topics = list(dict.fromkeys(c.section or c.chapter or c.title for c in rests_on))[:2]
     text = (f"The passages found do not mention {' or '.join(absent)}; they are about "
             f"{' and '.join(topics)}. The textbooks searched do not answer this question.")
-    said = answer.detail if isinstance(answer.detail, FreeTextDetail) else FreeTextDetail()
     return Answer(outcome="insufficient_evidence", text=text, citations=rests_on,
-                  detail=replace(said, entity_missing=absent, withheld=answer.text))
+                  detail=replace(said, entity_missing=absent, withheld=None if declined_quote else answer.text))
 
 
 def _free_text_answer(llm: LLM, question: Question, evidence: Evidence, settings: ReaderSettings,
@@ -110,8 +115,20 @@ def _free_text_answer(llm: LLM, question: Question, evidence: Evidence, settings
         count = count_tokens or (lambda t: len(t.split()))
         text = sup.quote(passage, q, count, settings.freetext_quote_tokens,
                          join_headings=settings.evidence_join_headings)
-        return Answer(outcome="answered", text=sup.quoted_answer(passage, text), citations=[passage],
-                      detail=replace(d, extractive=True, quoted=text, quote_reason=reason))
+        d = replace(d, extractive=True, quoted=text, quote_reason=reason)
+        p_answers = None
+        if settings.freetext_quote_min is not None and settings.freetext_answer != "extractive":
+            with tally.stage("quote_check"):
+                judged = llm.chat(prompts.messages("quote_answers", question=q, passage=text),
+                                  max_tokens=1, temperature=0.0, top_logprobs=20)
+            tally.count(judged)
+            p_answers = yes_probability(judged)
+            d = replace(d, quote_answers=None if p_answers is None else round(p_answers, 4))
+            if p_answers is None or p_answers < settings.freetext_quote_min:
+                return Answer(outcome="insufficient_evidence", citations=evidence.citations, detail=d,
+                              text="The passages found do not answer this question; the closest are listed.")
+        return Answer(outcome="answered", citations=[passage], detail=d,
+                      text=sup.quoted_answer(passage, text, judged_answering=p_answers is not None))
 
     if settings.freetext_answer == "extractive":
         return quoted("extractive mode", d)

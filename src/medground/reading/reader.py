@@ -94,6 +94,12 @@ class ReaderSettings(BaseModel):
     # answering; fit it on a development split: benchmarks/reader.py freetext). None = never.
     freetext_abstain_below: float | None = Field(None, ge=0.0, le=1.0)
     freetext_quote_tokens: int = Field(120, ge=16)
+    # When no generated claim survives the checks the closest passage is quoted instead; with this
+    # set the LLM is first asked whether the quote answers the question (P(yes), one forward pass
+    # of ``quote_answers``) and below it the reader abstains: a quote that only shares a word with
+    # the question ("tetanus booster" → a diphenhydramine dosage line) reads as an answer and is
+    # worse than none. 0.5 is the judge's own decision point, not a fitted value. None = no check.
+    freetext_quote_min: float | None = Field(None, ge=0.0, le=1.0)
     # checked answers: the cited passage's words quoted after the answer, within this many tokens
     freetext_support_tokens: int = Field(60, ge=16)
     # Entity consistency (reading/entities.py): a named entity of the question whose rarest term

@@ -54,8 +54,12 @@ def quote_line(label: str, number: int, quotes: Sequence[str]) -> str:
     return f"{label}: " + "; ".join(f"{OPEN}{q.strip()}{CLOSE}" for q in quotes) + f" [{number}]"
 
 
-def closest_passage(label: str, number: int, quote: str) -> str:
-    """The reply when no answering sentence could be stated: said first, then the closest words."""
+def closest_passage(label: str, number: int, quote: str, *, judged_answering: bool = False) -> str:
+    """The reply when no answering sentence could be stated: said first, then the closest words.
+    ``judged_answering``: the LLM read the quote as answering the question, so the reply does not
+    say the sources fail to state it (they may state it in exactly these words)."""
+    if judged_answering:
+        return f"The passage closest to your question is {label} [{number}]: {OPEN}{quote.strip()}{CLOSE}"
     return (f"The sources do not state this in so many words; the closest is {label} [{number}]: "
             f"{OPEN}{quote.strip()}{CLOSE}")
 

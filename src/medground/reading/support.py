@@ -236,10 +236,10 @@ def quote(passage: Citation, question: str, count_tokens: Callable[[str], int], 
     return kept.citations[0].text if kept.citations else passage.text
 
 
-def quoted_answer(passage: Citation, quoted: str) -> str:
+def quoted_answer(passage: Citation, quoted: str, *, judged_answering: bool = False) -> str:
     """A reply that could state no answer sentence: it says so, then quotes (reading/reply.py)."""
     from medground.reading.reply import closest_passage
 
-    return closest_passage(passage.label, passage.number, quoted)
+    return closest_passage(passage.label, passage.number, quoted, judged_answering=judged_answering)
 
 
