@@ -32,6 +32,7 @@ import numpy as np
 from medground.corpus.drug_audit import local_route
 from medground.drug_schema import AttributeType, Drug
 from medground.reading.consult_items import ItemSpace
+from medground.reading.described import masked_for, second_medicine
 from medground.reading.consult_settings import CHECKED_TYPES, TERM_TYPES, ConsultReplySettings
 from medground.reading.consult_text import (
     clinical_terms,
@@ -134,11 +135,18 @@ class ConsultReader:
         term_only = {t for t in terms if t not in said}
         for ps in per_drug.values():
             ps += [(t, 1.0) for t in term_only]
+        # a second medicine named by what it is ("a water pill"): asked about with the subject
+        second = (second_medicine(self.space, self.embedder, subject, question, s.match_at, s.hedge_at)
+                  if s.described_medicines and not others and p_type else None)
+        if second is not None:
+            p_type = {**p_type, A.INTERACTIONS: max(p_type.values())}
+            per_drug[subject.drug_id].append((second.description, 1.0))
+            modifiers = modifiers - {second.description.lower()}  # "antibiotic" of "antibiotic pill" names it
         texts = list(dict.fromkeys(p for ps in per_drug.values() for p, _ in ps))
         row = {t: i for i, t in enumerate(texts)}
         all_vecs = self.embedder.encode_queries(texts) if texts else None
         condition = None
-        if not others and p_type and per_drug[subject.drug_id]:
+        if not others and second is None and p_type and per_drug[subject.drug_id]:
             own = per_drug[subject.drug_id]
             condition = self.condition_named(question, subject, p_type, own, all_vecs[[row[p] for p, _ in own]])
             if condition is not None:
@@ -165,6 +173,8 @@ class ConsultReader:
                         by_term = np.array([p in term_only for p, _ in phrases])
                         off = by_term & (attr.type not in TERM_TYPES)
                         sims = np.where(off | (by_term & (sims < s.match_at)), 0.0, sims).astype(np.float32)
+                    if second is not None:  # its description and purpose meet interactions items only
+                        sims = sims * masked_for(attr.type, phrases, second)
                     if condition is not None and (attr.type is A.WARNINGS or s.condition_reads != "interactions"):
                         # asked whether it is safe *with the condition*: the items are matched
                         # against that, not the rest ("on Zestril for my blood pressure" ≠

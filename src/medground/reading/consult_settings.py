@@ -131,5 +131,9 @@ class ConsultReplySettings(BaseModel):
     # was asked (the reply hedges); "on" — a match like any other.
     modifiers_alone: Literal["on", "near"] = "near"
     sibling_kin: float = Field(0.35, ge=0.0, le=1.0, description="MiniLM similarity of two modifiers of one kind")
+    # A medicine named by what it is ("a water pill for her swollen legs") that meets an item of
+    # the subject's interactions ("Diuretics", through its plain names) is a second drug asked
+    # about with the subject (reading/described.py); off: such words only say which medicine.
+    described_medicines: bool = True
     clinical_terms_max: int = Field(3, ge=1, le=8, description="terms kept from the LLM's list")
     clinical_terms_chars: int = Field(600, ge=40, description="characters of the patient's turns (the last ones) it reads")

@@ -9,9 +9,9 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 # Closed-class words that open a yes/no question (grammar, not a list fitted to any set).
-_AUXILIARIES = frozenset("am is are was were do does did can could will would shall should may might must "
+AUXILIARIES = frozenset("am is are was were do does did can could will would shall should may might must "
                          "has have had".split())
-_WH = frozenset("what which who whom whose when where why how".split())
+WH_WORDS = frozenset("what which who whom whose when where why how".split())
 WORD = re.compile(r"[A-Za-z][A-Za-z0-9'\-]*")  # letters first: "B12", "CYP2C19"; never a dose ("10mg")
 _CLAUSE = re.compile(r"[.?!,;:()\n]")
 
@@ -67,7 +67,7 @@ def stop_words() -> frozenset[str]:
 # Nouns a patient names a medicine by ("the heart pill", "my blood pressure pills", "her water
 # tablets"): grammar, not a list fitted to any set. They and the words that describe them say
 # which drug, not what is asked — "heart" there is no "Heart block".
-_REFERENTS = frozenset("pill pills tablet tablets capsule capsules medicine medicines medication medications "
+REFERENTS = frozenset("pill pills tablet tablets capsule capsules medicine medicines medication medications "
                        "med meds drug drugs shot shots injection injections inhaler inhalers patch patches".split())
 
 
@@ -78,7 +78,7 @@ def _describing_a_medicine(words: Sequence[str], stop: frozenset[str],
     medicine is, not what it is for, and stays."""
     out: set[int] = set()
     for i, w in enumerate(words):
-        if w.lower() in _REFERENTS:
+        if w.lower() in REFERENTS:
             out.add(i)
             for j in range(i - 1, max(-1, i - 3), -1):
                 if words[j].lower() in stop:
@@ -123,13 +123,13 @@ def is_yes_no(turn: str) -> bool:
             # "So, can I ...", "And is it ...": an auxiliary among the first three words, before any
             # wh-word ("What is it for?" is not a yes/no question)
             for w in words[:3]:
-                if w in _WH:
+                if w in WH_WORDS:
                     break
-                if w in _AUXILIARIES:
+                if w in AUXILIARIES:
                     return True
         # A question without its auxiliary ("Flagyl making everything taste like metal? normal?")
         # is still a yes/no question when it is no wh-question.
-        if s.endswith("?") and not any(w in _WH for w in WORD.findall(s.lower())[:3]):
+        if s.endswith("?") and not any(w in WH_WORDS for w in WORD.findall(s.lower())[:3]):
             return True
     return False
 
