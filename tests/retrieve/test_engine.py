@@ -202,3 +202,20 @@ def test_a_deferred_missing_index_is_left_out_and_named_not_built(tmp_path, monk
                             defer_builds=("dense",))
     with pytest.raises(IndexNotFoundError):
         alone.evidence("blood glucose")
+
+
+def test_preferred_passages_are_packed_first_or_alone():
+    eng = RetrievalEngine({"retrievers": ["a"], "fusion": None, "final_k": 3, "budget_tokens": 500},
+                          retrievers={"a": KeywordRetriever(CHUNKS)}, count_tokens=words)
+    plain = [c.chunk_id for c in eng.evidence("blood glucose metformin").citations]
+    names_metformin = lambda ps: ["metformin" in p.chunk.text for p in ps]  # noqa: E731
+    first = [c.chunk_id for c in eng.evidence("blood glucose metformin", prefer=names_metformin).citations]
+    only = [c.chunk_id for c in eng.evidence("blood glucose metformin", prefer=names_metformin,
+                                             preferred_only=True).citations]
+    assert plain[0] != "c3" and "c3" in plain  # the premise: ranked below the glucose chunks
+    assert first[0] == "c3" and sorted(first) == sorted(plain)  # first, the rest in their order
+    assert only == ["c3"]
+    # nothing preferred: the ranking stands
+    none = [c.chunk_id for c in eng.evidence("blood glucose metformin", prefer=lambda ps: [False] * len(ps),
+                                             preferred_only=True).citations]
+    assert none == plain

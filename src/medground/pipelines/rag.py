@@ -99,7 +99,14 @@ class RagPipeline:
     def answer(self, question: Question) -> Answer:
         started, tally = time.perf_counter(), Tally()
         queries = self.queries(question, tally)
-        packed = tally.evidence(self.engine, queries)
+        prefer = None
+        if not question.is_multiple_choice and self.reader.freetext_entity_passages != "any":
+            gate = self.entity_gate()
+            if gate is not None:
+                prefer = lambda passages: gate.names_all(question.question, [  # noqa: E731
+                    f"{p.chunk.book} {p.chunk.chapter} {' '.join(p.chunk.section_path)} {p.chunk.title} {p.chunk.text}"
+                    for p in passages])
+        packed = tally.evidence(self.engine, queries, prefer, self.reader.freetext_entity_passages == "only")
         named = next((q.text for q in queries if q.kind == "synonyms"), None)
         evidence = focus(packed, question, self.reader, self.engine, tally, asked=named)
         if not question.is_multiple_choice:

@@ -266,6 +266,12 @@ class EntityGate:
             out += others[:per_entity]
         return list(dict.fromkeys(out))
 
+    def names_all(self, question: str, passages: Sequence[str]) -> list[bool]:
+        """Per passage: whether it names every specific entity of the question (all False when
+        the question has none: nothing to prefer)."""
+        asked = self.entities(question)
+        return [bool(asked) and not missing(asked, [p]) for p in passages]
+
     def absent(self, question: str, passages: Sequence[str]) -> list[str]:
         """The names, as the question writes them, that no passage names by any synonym."""
         return [e.name for e in missing(self.entities(question), passages)]

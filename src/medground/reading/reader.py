@@ -109,6 +109,11 @@ class ReaderSettings(BaseModel):
     # The entity check also holds the question's rare words that are no ordinary English and that
     # no dictionary names ("glimepiride" answered from a levomilnacipran passage; reading/entities.py).
     freetext_entity_words: bool = False
+    # Free text: the ranked passages that name every specific entity of the question (by any of
+    # its names, as the entity check reads them) are packed first ("first"), or alone ("only"),
+    # when any does: the reader then cannot answer "usual dose of simvastatin" from a diltiazem
+    # passage ranked beside simvastatin's. Needs the entity check (``freetext_entity_max_df``).
+    freetext_entity_passages: Literal["any", "first", "only"] = "any"
     # "checked" answers: who decides whether the first claim (the answer) is stated by the
     # passages it cites. "lexical": the share of its content terms found there, the question's
     # own words excused — blind to synonyms ("pyridoxine" for "vitamin B6") and fooled by a claim
@@ -141,10 +146,13 @@ class Tally:
         self.tokens["completion"] += result.completion_tokens
         self.tokens["llm_calls"] += 1
 
-    def evidence(self, engine: RetrievalEngine, queries: list[Query]) -> Evidence:
-        """Retrieve and pack evidence, recording the engine's per-stage seconds as retrieve.*."""
+    def evidence(self, engine: RetrievalEngine, queries: list[Query], prefer=None, preferred_only: bool = False
+                 ) -> Evidence:
+        """Retrieve and pack evidence, recording the engine's per-stage seconds as retrieve.*
+        (``prefer``, ``preferred_only``: RetrievalEngine.evidence's, passed on)."""
         with self.stage("retrieve"):
-            evidence = engine.evidence(queries)
+            evidence = (engine.evidence(queries, prefer=prefer, preferred_only=preferred_only) if prefer is not None
+                        else engine.evidence(queries))
         for stage, seconds in engine.timings.items():
             self.timings[f"retrieve.{stage}"] = self.timings.get(f"retrieve.{stage}", 0.0) + seconds
         return evidence

@@ -254,11 +254,22 @@ class RetrievalEngine:
         """The top ``k`` (default ``final_k``) passages for the queries."""
         return self.ranked(queries)[: k or self.settings.final_k]
 
-    def evidence(self, queries: str | Query | Sequence[str | Query]) -> Evidence:
-        """Ranked passages packed into at most ``final_k`` citations within the token budget."""
+    def evidence(self, queries: str | Query | Sequence[str | Query],
+                 prefer: Callable[[Sequence[Passage]], list[bool]] | None = None, *,
+                 preferred_only: bool = False) -> Evidence:
+        """Ranked passages packed into at most ``final_k`` citations within the token budget.
+        ``prefer``: per ranked passage, whether it goes first (the order kept within each part);
+        ``preferred_only``: the others are left out, when any passage is preferred."""
         qs = as_queries(queries)
         passages = self.ranked(qs)
         t = time.perf_counter()
+        reordered = False
+        if prefer is not None and passages:
+            first = prefer(passages)
+            if any(first):
+                rest = [] if preferred_only else [p for p, f in zip(passages, first) if not f]
+                passages = [p for p, f in zip(passages, first) if f] + rest
+                reordered = True
         ev = pack(
             passages,
             budget_tokens=self.settings.budget_tokens,
@@ -266,6 +277,7 @@ class RetrievalEngine:
             max_passages=self.settings.final_k,
             overflow=self.settings.overflow,
             queries=qs,
+            keep_order=reordered,
         )
         self.timings["pack"] = time.perf_counter() - t
         return ev

@@ -118,10 +118,12 @@ def pack(
     overflow: Literal["skip", "truncate"] = "skip",
     min_tokens: int = 24,
     queries: Sequence[Query] = (),
+    keep_order: bool = False,
 ) -> Evidence:
-    """Pack ``passages`` into Evidence (see module docstring for the rules)."""
+    """Pack ``passages`` into Evidence (see module docstring for the rules); ``keep_order``: in
+    the order given, not by score (the caller ranked them on more than the score)."""
     count = count_tokens or default_token_counter()
-    ordered = sorted(passages, key=lambda p: -p.score)
+    ordered = list(passages) if keep_order else sorted(passages, key=lambda p: -p.score)
     dedupe = _Deduper()
     citations: list[Citation] = []
     used = dropped = 0
