@@ -86,3 +86,14 @@ def test_a_description_met_through_its_describing_word_alone_is_named_as_asked(r
                       "Is that ok with the warfarin?"], "warfarin")
     assert r.chosen.attribute.type is A.INTERACTIONS and r.matched == ["Many antibiotics and antifungals"]
     assert r.first_sentence.startswith("Caution — Warfarin's listed interactions include Many antibiotics")
+
+
+def test_a_description_in_an_earlier_turn_counts_when_the_last_asks_about_taking_them_together(reader):
+    turns = ["Her GP just started her on a water pill for her swollen legs.",
+             "She's been on lithium for years. Is it safe to take them together?"]
+    r = reader.reply(turns, "lithium")
+    assert r.chosen.attribute.type is A.INTERACTIONS and "Diuretics" in r.matched
+    # a last turn about something else keeps to it
+    r = reader.reply(["I had a water pill before but stopped it.",
+                      "I'm on lithium now and my hands shake a lot. Is that the lithium?"], "lithium")
+    assert r.chosen.attribute.type is A.ADVERSE_REACTIONS

@@ -136,8 +136,14 @@ class ConsultReader:
         for ps in per_drug.values():
             ps += [(t, 1.0) for t in term_only]
         # a second medicine named by what it is ("a water pill"): asked about with the subject
-        second = (second_medicine(self.space, self.embedder, subject, question, s.match_at, s.hedge_at)
-                  if s.described_medicines and not others and p_type else None)
+        second = None
+        if s.described_medicines and not others and p_type:
+            # the last turn, else (an interactions question, as for named drugs) an earlier one
+            asks_together = max(p_type, key=p_type.get) is A.INTERACTIONS
+            for said in [question, *(reversed(turns[:-1]) if asks_together else ())]:
+                second = second_medicine(self.space, self.embedder, subject, said, s.match_at, s.hedge_at)
+                if second is not None:
+                    break
         if second is not None:
             p_type = {**p_type, A.INTERACTIONS: max(p_type.values())}
             per_drug[subject.drug_id].append((second.description, 1.0))
