@@ -97,3 +97,9 @@ def test_a_description_in_an_earlier_turn_counts_when_the_last_asks_about_taking
     r = reader.reply(["I had a water pill before but stopped it.",
                       "I'm on lithium now and my hands shake a lot. Is that the lithium?"], "lithium")
     assert r.chosen.attribute.type is A.ADVERSE_REACTIONS
+
+
+def test_a_second_medicine_only_mentioned_beside_a_side_effect_question_leaves_it_one(reader):
+    r = reader.reply(["I'm on lithium and also a water pill. My hands have started shaking a bit, is that a "
+                      "side effect of the lithium?"], "lithium")
+    assert r.chosen.attribute.type is A.ADVERSE_REACTIONS and "Tremor" in r.matched

@@ -32,7 +32,7 @@ import numpy as np
 from medground.corpus.drug_audit import local_route
 from medground.drug_schema import AttributeType, Drug
 from medground.reading.consult_items import ItemSpace
-from medground.reading.described import masked_for, second_medicine
+from medground.reading.described import described_in, masked_for
 from medground.reading.consult_settings import CHECKED_TYPES, TERM_TYPES, ConsultReplySettings
 from medground.reading.consult_text import (
     clinical_terms,
@@ -136,16 +136,12 @@ class ConsultReader:
         for ps in per_drug.values():
             ps += [(t, 1.0) for t in term_only]
         # a second medicine named by what it is ("a water pill"): asked about with the subject
-        second = None
-        if s.described_medicines and not others and p_type:
-            # the last turn, else (an interactions question, as for named drugs) an earlier one
-            asks_together = max(p_type, key=p_type.get) is A.INTERACTIONS
-            for said in [question, *(reversed(turns[:-1]) if asks_together else ())]:
-                second = second_medicine(self.space, self.embedder, subject, said, s.match_at, s.hedge_at)
-                if second is not None:
-                    break
+        second, together = (described_in(self.space, self.embedder, subject, turns, p_type, names,
+                                         s.match_at, s.hedge_at)
+                            if s.described_medicines and not others and p_type else (None, False))
         if second is not None:
-            p_type = {**p_type, A.INTERACTIONS: max(p_type.values())}
+            if together:
+                p_type = {**p_type, A.INTERACTIONS: max(p_type.values())}
             per_drug[subject.drug_id].append((second.description, 1.0))
             modifiers = modifiers - {second.description.lower()}  # "antibiotic" of "antibiotic pill" names it
         texts = list(dict.fromkeys(p for ps in per_drug.values() for p, _ in ps))

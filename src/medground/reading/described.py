@@ -24,7 +24,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from medground.drug_schema import AttributeType, Drug
-from medground.reading.consult_text import AUXILIARIES, REFERENTS, WH_WORDS, clause_words, stop_words
+from medground.reading.consult_settings import CHECKED_TYPES
+from medground.reading.consult_text import (AUXILIARIES, REFERENTS, WH_WORDS, clause_words, content_phrases,
+                                            questions, stop_words)
 
 A = AttributeType
 
@@ -128,6 +130,35 @@ def second_medicine(space, embedder, subject: Drug, text: str, match_at: float, 
                 phrase = d.text if sims[j, 0] >= sims[j, 1] else d.words  # the words that met the item
                 best = SecondMedicine(phrase, its[j], round(float(said[j]), 4), d.purpose)
     return best
+
+
+def asks_of_its_own(space, embedder, question: str, subject: Drug, names: Sequence[str], second: SecondMedicine,
+                    match_at: float) -> bool:
+    """Whether the question sentences name an effect or condition the subject's own entries list
+    ("I'm on lithium and also a water pill. My hands have started shaking, is that a side effect
+    of the lithium?": "hands … shaking" meets "Hand tremors"): the second medicine is then only
+    mentioned, and the question is not moved to the interactions entry."""
+    asked = [p for p in content_phrases(" ".join(questions(question)), names, substances=space.substance_words())
+             if p != second.description and not second.is_purpose(p)]
+    if not asked:
+        return False
+    best = space.listed_similarity(subject.drug_id, embedder.encode_queries(asked), tuple(CHECKED_TYPES))
+    return bool((best >= match_at).any())
+
+
+def described_in(space, embedder, subject: Drug, turns: Sequence[str], p_type: dict[AttributeType, float],
+                 names: Sequence[str], match_at: float, own_below: float) -> tuple[SecondMedicine | None, bool]:
+    """(The second medicine the patient describes, whether the question is about taking the two
+    together). Looked for in the last turn, else — when the typer reads an interactions question,
+    as named drugs of earlier turns are — in earlier turns, the latest first."""
+    if not turns:
+        return None, False
+    asks_together = max(p_type, key=p_type.get) is A.INTERACTIONS
+    for turn in [turns[-1], *(reversed(turns[:-1]) if asks_together else ())]:
+        second = second_medicine(space, embedder, subject, turn, match_at, own_below)
+        if second is not None:
+            return second, not asks_of_its_own(space, embedder, turns[-1], subject, names, second, match_at)
+    return None, False
 
 
 def masked_for(entry_type: AttributeType, phrases: Sequence[tuple[str, float]], second: SecondMedicine) -> np.ndarray:
