@@ -31,13 +31,8 @@ def test_only_interactions_entries_meet_the_description_and_its_purpose():
 
 
 @pytest.fixture(scope="module")
-def reader(tmp_path_factory):
-    pytest.importorskip("onnxruntime")
+def reader(reader_over):
     from medground.corpus.lay_vocabulary import LayVocabulary
-    from medground.reading.consult import ConsultReader
-    from medground.reading.consult_typer import load_consult_typer
-    from medground.retrieve.drugs import DrugRetriever
-    from medground.store.drugs import DrugStore
 
     catalog = DrugCatalog(
         [Drug("lithium", "lithium", ["Lithobid"], "Mood stabilizer"),
@@ -51,13 +46,10 @@ def reader(tmp_path_factory):
          DrugAttribute("lisinopril", A.INTERACTIONS, "Diuretics\nPotassium supplements\nLithium", SRC),
          DrugAttribute("lisinopril", A.ADVERSE_REACTIONS, "Cough\nDizziness\nHyperkalemia", SRC),
          DrugAttribute("lisinopril", A.INDICATIONS, "Hypertension\nHeart failure", SRC)])
-    store = DrugStore(tmp_path_factory.mktemp("drugs") / "drugs.sqlite")
-    store.build(catalog)
     vocabulary = LayVocabulary()  # what consumer pages pair (corpus/lay_vocabulary.py mines it)
     vocabulary.add("diuretics", "water pills", 3)
     vocabulary.add("edema", "swelling", 5)
-    typer = load_consult_typer()
-    return ConsultReader(DrugRetriever(store), typer, typer.embedder, lay_vocabulary=vocabulary)
+    return reader_over(catalog, lay_vocabulary=vocabulary)
 
 
 def test_a_water_pill_beside_lithium_is_the_diuretic_interaction_not_a_side_effect(reader):
