@@ -133,3 +133,22 @@ def test_real_lookups(real):
     assert (top.drug.drug_id, top.attribute.type) == ("rivaroxaban", A.BOXED_WARNING)
     assert real.search("metoprolol tartrate dosage", k=1)[0].drug.drug_id == "metoprolol"
     assert real.search("medication for gout", k=1)[0].matched == "bm25 attributes"
+
+
+def test_an_ordinary_english_word_is_a_misspelt_name_only_when_no_drug_is_named(tmp_path):
+    """'grandpa' is 88 % of the brand 'Grandipam' by ratio: beside a named drug an ordinary word is
+    no misspelt name (the helper's "My grandpa is on morphine tablets" named sildenafil as a second
+    drug)."""
+    if not english_words():
+        pytest.skip("no English word list (the [dense] extra's MiniLM vocabulary)")
+    catalog = DrugCatalog([Drug("sildenafil", "sildenafil", ["Grandipam"], "PDE5 inhibitor"),
+                           Drug("morphine", "morphine", [], "Opioid")],
+                          [DrugAttribute("sildenafil", A.DOSAGE, "50 mg", "t:1"),
+                           DrugAttribute("morphine", A.DOSAGE, "10 mg", "t:2")])
+    store = DrugStore(tmp_path / "d.sqlite")
+    store.build(catalog)
+    r = DrugRetriever(store)
+    assert [m.drug_id for m in r.find_drugs("My grandpa is on morphine tablets")] == ["morphine"]
+    assert [m.drug_id for m in r.find_drugs("I take grandipan")] == ["sildenafil"]  # a real slip still is
+    # and the ordinary word too, when nothing else names a drug ("singular 10 mg" is Singulair)
+    assert [m.drug_id for m in r.find_drugs("what is my grandpa for")] == ["sildenafil"]

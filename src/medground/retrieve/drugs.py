@@ -207,6 +207,7 @@ class DrugRetriever:
                         add(drug_id, _KIND_SCORE[kind], f"exact {kind} {form!r}", span)
                         covered |= set(range(i, i + n))
         # Misspellings: uncovered words (and word pairs) against all names.
+        ordinary: list[tuple[tuple, str, int, int]] = []  # fuzzy matches of dictionary words, held back
         for n in (2, 1):
             for i in range(len(words) - n + 1):
                 span_words = words[i:i + n]
@@ -224,8 +225,19 @@ class DrugRetriever:
                     slip = process.extractOne(span, pool, scorer=OSA.distance, score_cutoff=1)
                     if slip:
                         best = (slip[0], 100.0 * (1 - 1 / max(len(span), len(slip[0]))), slip[2])
-                if best:
+                if best and all(_english_word(w) for w in span_words):
+                    # an ordinary word is a misspelt name only when nothing else names a drug:
+                    # "singular 10 mg" is Singulair, "my grandpa is on morphine" names no Grandipam
+                    ordinary.append((best, span, i, n))
+                elif best:
                     name, ratio, _ = best
+                    for drug_id, kind in self.names[name]:
+                        add(drug_id, 0.8 * ratio / 100 * _KIND_SCORE[kind],
+                            f"fuzzy {span!r}→{name!r} ({ratio:.0f})", span)
+                    covered |= set(range(i, i + n))
+        if not found:
+            for (name, ratio, _), span, i, n in ordinary:
+                if not covered & set(range(i, i + n)):
                     for drug_id, kind in self.names[name]:
                         add(drug_id, 0.8 * ratio / 100 * _KIND_SCORE[kind],
                             f"fuzzy {span!r}→{name!r} ({ratio:.0f})", span)
