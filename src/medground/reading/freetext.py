@@ -85,8 +85,9 @@ def free_text_answer(llm: LLM, question: Question, evidence: Evidence, settings:
     if not absent:
         return answer
     topics = list(dict.fromkeys(c.section or c.chapter or c.title for c in rests_on))[:2]
+    # of what was found, not of the books: the answer may sit in a passage retrieval missed
     text = (f"The passages found do not mention {' or '.join(absent)}; they are about "
-            f"{' and '.join(topics)}. The textbooks searched do not answer this question.")
+            f"{' and '.join(topics)}, so no answer is given from them.")
     return Answer(outcome="insufficient_evidence", text=text, citations=rests_on,
                   detail=replace(said, entity_missing=absent, withheld=None if declined_quote else answer.text))
 
