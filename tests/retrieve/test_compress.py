@@ -155,3 +155,15 @@ def test_ranking_in_meaning_fuses_with_the_lexical_ranking():
     assert deciding not in plain  # one question word against two
     out = compress(ev, question, None, budget_tokens=20, count_tokens=words, similarity=similarity)
     assert deciding in " ".join(c.text for c in out.citations)
+
+
+def test_a_passage_slot_keeps_the_top_passage_from_being_dropped_whole():
+    # passage 2 repeats the question's words; passage 1 (retrieval's best) says the answer once
+    top = "Serum lithium is kept between 0.6 and 1.2 mEq/L at first."
+    wordy = " ".join(f"Lithium for manic episodes needs blood level checks, note {i}." for i in range(8))
+    ev = evidence(top, wordy)
+    q = "What blood level of lithium is aimed for in manic episodes?"
+    plain = compress(ev, q, budget_tokens=40, count_tokens=words)
+    slotted = compress(ev, q, budget_tokens=40, count_tokens=words, passage_slots=1)
+    assert [c.number for c in plain.citations] == [2]  # the premise: dropped whole by word count
+    assert 1 in [c.number for c in slotted.citations] and top in slotted.citations[0].text

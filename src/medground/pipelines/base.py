@@ -68,7 +68,8 @@ def focus(evidence: Evidence, question: Question, settings: ReaderSettings, engi
         return compress(evidence, said, question.options, budget_tokens=budget,
                         count_tokens=engine.count_tokens, neighbor_weight=settings.evidence_neighbor_weight,
                         rank_weight=settings.evidence_rank_weight, join_headings=settings.evidence_join_headings,
-                        equivalents=equivalents, similarity=similarity)
+                        equivalents=equivalents, similarity=similarity,
+                        passage_slots=0 if question.is_multiple_choice else settings.freetext_passage_slots)
 
 
 def sentence_similarity(engine: RetrievalEngine):

@@ -100,6 +100,9 @@ class ReaderSettings(BaseModel):
     # the question ("tetanus booster" → a diphenhydramine dosage line) reads as an answer and is
     # worse than none. 0.5 is the judge's own decision point, not a fitted value. None = no check.
     freetext_quote_min: float | None = Field(None, ge=0.0, le=1.0)
+    # Free text: the first that many passages (retrieval's best) each keep their best sentence
+    # through compression (retrieve/compress.py ``passage_slots``); 0 = sentences by score alone.
+    freetext_passage_slots: int = Field(0, ge=0)
     # checked answers: the cited passage's words quoted after the answer, within this many tokens
     freetext_support_tokens: int = Field(60, ge=16)
     # Entity consistency (reading/entities.py): a named entity of the question whose rarest term

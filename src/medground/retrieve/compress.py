@@ -170,7 +170,7 @@ def compress(evidence: Evidence, question: str, options: Mapping[str, str] | Non
              rank_weight: float = 0.0, join_headings: bool = False,
              equivalents: Mapping[str, str] | None = None,
              similarity: Callable[[str, list[str]], Sequence[float]] | None = None,
-             rrf_k: float = 60.0) -> Evidence:
+             rrf_k: float = 60.0, passage_slots: int = 0) -> Evidence:
     """The evidence cut down to its most question-related sentences within ``budget_tokens``.
     ``equivalents``: phrases of the question and what the sources also call them ("salt" →
     "sodium"; corpus/lay_vocabulary.py); a sentence naming either meets the phrase's last word.
@@ -180,6 +180,10 @@ def compress(evidence: Evidence, question: str, options: Mapping[str, str] | Non
     "Because lithium is tied to sodium resorption …" (one question word, nearest in meaning) can
     outrank "… keep insulin levels steady …" (three question words) for a question on salt intake.
     A sentence sharing no word with the question and options gets the meaning's share only.
+
+    ``passage_slots``: the first that many passages (retrieval's best) each keep their best
+    sentence, after the options' slots: a top-ranked passage is never dropped whole because
+    another passage repeats the question's words more often.
 
     The budget counts what the reader sees: each kept citation's header ``[n] (label) `` plus
     its sentences. Evidence already within budget is returned unchanged.
@@ -207,6 +211,10 @@ def compress(evidence: Evidence, question: str, options: Mapping[str, str] | Non
     for terms in opt_terms.values():
         best = next((k for k in ranked if terms & sentences[k].terms and k not in first), None)
         if best is not None:
+            first.append(best)
+    for i in range(min(passage_slots, len(evidence.citations))):
+        best = next((k for k in ranked if sentences[k].citation == i and sentences[k].score > 0), None)
+        if best is not None and best not in first:
             first.append(best)
     order = first + [k for k in ranked if k not in first]
 
