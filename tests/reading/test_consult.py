@@ -426,3 +426,24 @@ def test_a_word_with_digits_after_its_letters_is_one_word():
     # "B12" of "my B12 is low" meets "Vitamin B12 deficiency"; a dose never starts a word
     assert "B12" in content_phrases("My doctor says my B12 is low.")
     assert not any(p.startswith("10") for p in content_phrases("I take 10mg daily."))
+
+
+def test_neither_entry_naming_the_other_is_no_no_when_the_others_list_holds_groups():
+    """"The database does not list Clopidogrel among Omeprazole's interactions" read as a no,
+    while clopidogrel's "CYP2C19 inhibitors" may hold omeprazole: the reply says so first."""
+    from types import SimpleNamespace
+
+    from medground.reading.consult_sentences import groups_sentence
+
+    def entry(drug: str, text: str):
+        return SimpleNamespace(drug=Drug(drug, drug, [], ""), attribute=DrugAttribute(drug, A.INTERACTIONS, text, SRC))
+
+    omeprazole = entry("omeprazole", "Amoxicillin\nDiazepam\nPhenytoin\nWarfarin")
+    clopidogrel = entry("clopidogrel", "CYP2C19 inhibitors\nNSAIDs\nRepaglinide")
+    assert groups_sentence(omeprazole, clopidogrel, 2) == (
+        "Omeprazole's interactions [1] do not name Clopidogrel, but Clopidogrel's interactions [2] list groups "
+        "of drugs (CYP2C19 inhibitors and NSAIDs); whether Omeprazole belongs to one of them is for your "
+        "pharmacist or doctor to judge.")
+    # the other's list of single drugs, or a chosen entry with groups of its own: none (first_sentence hedges)
+    assert groups_sentence(clopidogrel, omeprazole, 2) is None
+    assert groups_sentence(omeprazole, entry("x", "Warfarin\nDigoxin"), 2) is None

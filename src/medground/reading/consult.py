@@ -40,7 +40,7 @@ from medground.reading.consult_text import (
     split_items,
 )
 from medground.reading.class_match import named_class
-from medground.reading.consult_sentences import PHRASE, first_sentence, listing
+from medground.reading.consult_sentences import PHRASE, first_sentence, groups_sentence, listing
 from medground.reading.patient_condition import (
     CONDITION_READS,
     LISTED_ONLY,
@@ -390,8 +390,12 @@ class ConsultReader:
                           and c.attribute.text.strip()), None)
             if other is not None:
                 citations.append(record_citation(other.drug, other.attribute, len(citations) + 1))
-                parts.append(f"{other.drug.display_name}'s interactions list: "
-                             f"{listing(other.attribute.text, s.max_listed)} [{citations[-1].number}].")
+                hedged = groups_sentence(best, other, citations[-1].number)
+                if hedged is not None:
+                    first, parts = hedged, [hedged]
+                else:
+                    parts.append(f"{other.drug.display_name}'s interactions list: "
+                                 f"{listing(other.attribute.text, s.max_listed)} [{citations[-1].number}].")
         # The other named drug's own interactions entry, when it lists the subject (or its class).
         second = next((c for c in choices[1:] if c.drug is not drug and c.attribute.type is A.INTERACTIONS
                        and c.best is not None and c.best.answers(s.match_at)), None)

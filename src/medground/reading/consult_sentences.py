@@ -132,3 +132,18 @@ def first_sentence(turn: str, best: EntryChoice, matched: list[ItemMatch], setti
     if t is A.MECHANISM:
         return f"How {drug} works [1]: \u201c{text}\u201d", []
     return f"{drug}'s {PHRASE.get(t, t.value)} [1]: {'; '.join(all_items)}.", []
+
+
+def groups_sentence(best, other, number: int) -> str | None:
+    """The first sentence when neither interactions entry names the other drug, the chosen one
+    (``best``, cited [1]) lists single drugs only, and the other's (``other``, cited [``number``])
+    lists groups of drugs: "does not list Clopidogrel among Omeprazole's interactions" reads as a
+    no, while clopidogrel's "CYP2C19 inhibitors" may hold omeprazole under a class the database
+    does not know. None otherwise (a chosen entry with groups is hedged by first_sentence)."""
+    groups = [i for i in split_items(other.attribute.text) if names_a_group(i)]
+    if not groups or any(names_a_group(i) for i in split_items(best.attribute.text)):
+        return None
+    drug = best.drug
+    return (f"{drug.display_name}'s interactions [1] do not name {other.drug.display_name}, but "
+            f"{other.drug.display_name}'s interactions [{number}] list groups of drugs ({join_items(groups[:4])}); "
+            f"whether {drug.display_name} belongs to one of them is for your pharmacist or doctor to judge.")
