@@ -188,7 +188,8 @@ def test_free_text_names_the_near_miss_instead_of_answering_it(tiny_chunks):
 
     ans = free_text_answer(llm, q, evidence, ReaderSettings(), Tally(), absent_entities=absent)
     assert ans.outcome == "insufficient_evidence"
-    assert ans.text.startswith("The passages found do not mention zidovudine; they are about Tuberculosis")
+    assert ans.text.startswith("The passage this answer would rest on ([1]) does not mention zidovudine; it is "
+                               "about Tuberculosis")
     assert ans.metadata["withheld"] == "Give pyridoxine [1]." and ans.metadata["entity_missing"] == ["zidovudine"]
     assert seen == [[1]]  # checked against what the answer cited
     kept = free_text_answer(llm, q, evidence, ReaderSettings(), Tally(), absent_entities=lambda p: [])

@@ -85,9 +85,13 @@ def free_text_answer(llm: LLM, question: Question, evidence: Evidence, settings:
     if not absent:
         return answer
     topics = list(dict.fromkeys(c.section or c.chapter or c.title for c in rests_on))[:2]
-    # of what was found, not of the books: the answer may sit in a passage retrieval missed
-    text = (f"The passages found do not mention {' or '.join(absent)}; they are about "
-            f"{' and '.join(topics)}, so no answer is given from them.")
+    # of the passages the answer rested on, not of all those found nor of the books: another
+    # passage shown may name it (the 1.5B cited the wrong one), or one retrieval missed
+    marks = ", ".join(f"[{c.number}]" for c in rests_on)
+    many = len(rests_on) > 1
+    text = (f"The passage{'s' if many else ''} this answer would rest on ({marks}) "
+            f"{'do' if many else 'does'} not mention {' or '.join(absent)}; {'they are' if many else 'it is'} about "
+            f"{' and '.join(topics)}, so no answer is given from {'them' if many else 'it'}.")
     return Answer(outcome="insufficient_evidence", text=text, citations=rests_on,
                   detail=replace(said, entity_missing=absent, withheld=None if declined_quote else answer.text))
 
