@@ -77,6 +77,18 @@ class RagPipeline:
                 log.warning("freetext_entity_max_df is set but the retrieval has no bm25 index: no entity check")
         return self._gate
 
+    def naming_entities(self, question: Question):
+        """With ``freetext_entity_passages`` on, for a free-text question: ranked passages → whether
+        each names every specific entity of the question (heading and text, as the entity check
+        reads a passage); else None."""
+        gate = (self.entity_gate() if not question.is_multiple_choice and self.reader.freetext_entity_passages != "any"
+                else None)
+        if gate is None:
+            return None
+        return lambda passages: gate.names_all(question.question, [  # noqa: E731
+            f"{p.chunk.book} / {p.chunk.chapter} / {' > '.join(p.chunk.section_path)} {p.chunk.title} {p.chunk.text}"
+            for p in passages])
+
     def queries(self, question: Question, tally: Tally) -> list[Query]:
         if self.reader.option_queries and question.is_multiple_choice:
             queries = option_queries(question.question, question.options)
@@ -99,14 +111,8 @@ class RagPipeline:
     def answer(self, question: Question) -> Answer:
         started, tally = time.perf_counter(), Tally()
         queries = self.queries(question, tally)
-        prefer = None
-        if not question.is_multiple_choice and self.reader.freetext_entity_passages != "any":
-            gate = self.entity_gate()
-            if gate is not None:
-                prefer = lambda passages: gate.names_all(question.question, [  # noqa: E731
-                    f"{p.chunk.book} {p.chunk.chapter} {' '.join(p.chunk.section_path)} {p.chunk.title} {p.chunk.text}"
-                    for p in passages])
-        packed = tally.evidence(self.engine, queries, prefer, self.reader.freetext_entity_passages == "only")
+        packed = tally.evidence(self.engine, queries, self.naming_entities(question),
+                                self.reader.freetext_entity_passages == "only")
         named = next((q.text for q in queries if q.kind == "synonyms"), None)
         evidence = focus(packed, question, self.reader, self.engine, tally, asked=named)
         if not question.is_multiple_choice:

@@ -154,8 +154,7 @@ class Tally:
         """Retrieve and pack evidence, recording the engine's per-stage seconds as retrieve.*
         (``prefer``, ``preferred_only``: RetrievalEngine.evidence's, passed on)."""
         with self.stage("retrieve"):
-            evidence = (engine.evidence(queries, prefer=prefer, preferred_only=preferred_only) if prefer is not None
-                        else engine.evidence(queries))
+            evidence = engine.evidence(queries, prefer=prefer, preferred_only=preferred_only)
         for stage, seconds in engine.timings.items():
             self.timings[f"retrieve.{stage}"] = self.timings.get(f"retrieve.{stage}", 0.0) + seconds
         return evidence

@@ -207,6 +207,12 @@ class DrugRetriever:
                         add(drug_id, _KIND_SCORE[kind], f"exact {kind} {form!r}", span)
                         covered |= set(range(i, i + n))
         # Misspellings: uncovered words (and word pairs) against all names.
+        def fuzzy(best: tuple, span: str, i: int, n: int) -> None:
+            name, ratio, _ = best
+            for drug_id, kind in self.names[name]:
+                add(drug_id, 0.8 * ratio / 100 * _KIND_SCORE[kind], f"fuzzy {span!r}→{name!r} ({ratio:.0f})", span)
+            covered.update(range(i, i + n))
+
         ordinary: list[tuple[tuple, str, int, int]] = []  # fuzzy matches of dictionary words, held back
         for n in (2, 1):
             for i in range(len(words) - n + 1):
@@ -230,18 +236,11 @@ class DrugRetriever:
                     # "singular 10 mg" is Singulair, "my grandpa is on morphine" names no Grandipam
                     ordinary.append((best, span, i, n))
                 elif best:
-                    name, ratio, _ = best
-                    for drug_id, kind in self.names[name]:
-                        add(drug_id, 0.8 * ratio / 100 * _KIND_SCORE[kind],
-                            f"fuzzy {span!r}→{name!r} ({ratio:.0f})", span)
-                    covered |= set(range(i, i + n))
+                    fuzzy(best, span, i, n)
         if not found:
-            for (name, ratio, _), span, i, n in ordinary:
+            for best, span, i, n in ordinary:
                 if not covered & set(range(i, i + n)):
-                    for drug_id, kind in self.names[name]:
-                        add(drug_id, 0.8 * ratio / 100 * _KIND_SCORE[kind],
-                            f"fuzzy {span!r}→{name!r} ({ratio:.0f})", span)
-                    covered |= set(range(i, i + n))
+                    fuzzy(best, span, i, n)
         rare = [w for w in words if len(w) >= 4 and not self.is_common(w)]
         if not found and rare:  # partial names ("polymyxin" in "neomycin/polymyxin b/...")
             scores = self._name_bm25.get_scores(self._query_tokens(" ".join(rare)))
