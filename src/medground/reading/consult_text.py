@@ -71,20 +71,30 @@ REFERENTS = frozenset("pill pills tablet tablets capsule capsules medicine medic
                        "med meds drug drugs shot shots injection injections inhaler inhalers patch patches".split())
 
 
-def _describing_a_medicine(words: Sequence[str], stop: frozenset[str],
-                           substances: frozenset[str] = frozenset()) -> set[int]:
-    """Indices of referent nouns and the (up to two) content words right before each; a word that
-    names a substance (one of ``substances``: "calcium tablets", "iron pills") is what the
-    medicine is, not what it is for, and stays."""
-    out: set[int] = set()
+def medicine_mentions(words: Sequence[str], stop: frozenset[str]) -> list[tuple[int, list[int]]]:
+    """Each referent noun's index with the indices of the (up to two) content words right before
+    it, in order ("her water pill": the noun "pill", the describing word "water")."""
+    out: list[tuple[int, list[int]]] = []
     for i, w in enumerate(words):
         if w.lower() in REFERENTS:
-            out.add(i)
+            before: list[int] = []
             for j in range(i - 1, max(-1, i - 3), -1):
                 if words[j].lower() in stop:
                     break
-                if words[j].lower() not in substances:
-                    out.add(j)
+                before.insert(0, j)
+            out.append((i, before))
+    return out
+
+
+def _describing_a_medicine(words: Sequence[str], stop: frozenset[str],
+                           substances: frozenset[str] = frozenset()) -> set[int]:
+    """Indices of referent nouns and the words that describe them; a word that names a substance
+    (one of ``substances``: "calcium tablets", "iron pills") is what the medicine is, not what it
+    is for, and stays."""
+    out: set[int] = set()
+    for i, before in medicine_mentions(words, stop):
+        out.add(i)
+        out.update(j for j in before if words[j].lower() not in substances)
     return out
 
 

@@ -25,7 +25,7 @@ import numpy as np
 
 from medground.drug_schema import AttributeType, Drug
 from medground.reading.consult_settings import CHECKED_TYPES
-from medground.reading.consult_text import (AUXILIARIES, REFERENTS, WH_WORDS, clause_words, content_phrases,
+from medground.reading.consult_text import (AUXILIARIES, WH_WORDS, clause_words, content_phrases, medicine_mentions,
                                             questions, stop_words)
 
 A = AttributeType
@@ -54,18 +54,11 @@ def descriptions(text: str, substances: frozenset[str] = frozenset()) -> list[De
     out: list[Description] = []
     for words in clause_words(text):
         low = [w.lower() for w in words]
-        for i, w in enumerate(low):
-            if w not in REFERENTS:
-                continue
-            before: list[str] = []
-            for j in range(i - 1, max(-1, i - 3), -1):
-                if low[j] in stop or low[j] in REFERENTS:
-                    break
-                before.insert(0, words[j])
-            if not before or any(b.lower() in substances for b in before):
+        for i, before in medicine_mentions(words, stop):
+            if not before or any(low[j] in substances for j in before):
                 continue
             purpose = frozenset(_purpose(low[i + 2:], stop)) if low[i + 1:i + 2] == ["for"] else frozenset()
-            out.append(Description(" ".join([*before, words[i]]), words[i], purpose))
+            out.append(Description(" ".join([*(words[j] for j in before), words[i]]), words[i], purpose))
     return out
 
 
