@@ -106,12 +106,13 @@ def _free_text_answer(llm: LLM, question: Question, evidence: Evidence, settings
     q = question.question.strip()
     d = replace(detail, passages_shown=len(evidence.citations))
     found: sup.Support | None = None
+    below_gate_quotes = settings.freetext_below_gate == "quote" and settings.freetext_quote_min is not None
     if settings.freetext_abstain_below is not None or settings.freetext_answer != "generate":
         with tally.stage("support"):
             found, result = sup.passage_support(llm, evidence, "passage_support", question=q)
         tally.count(result)
         d = replace(d, support=found.score, supporting_passage=found.passage.number if found.passage else None)
-        if found.below(settings.freetext_abstain_below):
+        if found.below(settings.freetext_abstain_below) and not below_gate_quotes:
             return Answer(outcome="insufficient_evidence", citations=evidence.citations, detail=d,
                           text="The passages found do not answer this question; the closest are listed.")
 
@@ -137,6 +138,8 @@ def _free_text_answer(llm: LLM, question: Question, evidence: Evidence, settings
 
     if settings.freetext_answer == "extractive":
         return quoted("extractive mode", d)
+    if found is not None and found.below(settings.freetext_abstain_below):  # below_gate_quotes
+        return quoted("no passage reaches the support threshold", d)
     msgs = prompts.messages(settings.freetext_prompt, evidence=evidence.render(), question=q)
     with tally.stage("read"):
         text = chat_text(llm, msgs, tally, max_tokens=settings.freetext_max_tokens)

@@ -100,6 +100,10 @@ class ReaderSettings(BaseModel):
     # the question ("tetanus booster" → a diphenhydramine dosage line) reads as an answer and is
     # worse than none. 0.5 is the judge's own decision point, not a fitted value. None = no check.
     freetext_quote_min: float | None = Field(None, ge=0.0, le=1.0)
+    # Below ``freetext_abstain_below``: "abstain" at once, or "quote": the passage the support pass
+    # ranked best is quoted when the ``quote_answers`` check (``freetext_quote_min``) reads it as
+    # answering. A quote is the book's own sentence, so a low gate adds no generated claim.
+    freetext_below_gate: Literal["abstain", "quote"] = "abstain"
     # Free text: the first that many passages (retrieval's best) each keep their best sentence
     # through compression (retrieve/compress.py ``passage_slots``); 0 = sentences by score alone.
     freetext_passage_slots: int = Field(0, ge=0)
