@@ -101,6 +101,33 @@ def test_a_quote_the_llm_reads_as_not_answering_becomes_an_abstention(tiny_chunk
     assert not any(plain.marker in c["user"] for c in plain.calls)
 
 
+def test_below_the_gate_the_best_passage_is_quoted_only_when_judged_answering(tiny_chunks):
+    from .test_scripted import YesNoScriptedLLM
+
+    class Reader(YesNoScriptedLLM):
+        marker = "Does this passage answer the question?"
+
+        def __init__(self, p_yes: float):
+            # P(no passage answers) 0.5: support 0.5, under a 0.78 gate; passage [1] ranked best
+            super().__init__(lambda u, k: "never generated", letter_logprobs=_numbers(0.5, 0.4, 0.05, 0.05))
+            self.p_yes = p_yes
+
+        def yes_no(self, user: str) -> tuple[float, float]:
+            return math.log(self.p_yes), math.log(1 - self.p_yes)
+
+    gate = dict(freetext_answer="checked", freetext_abstain_below=0.78, freetext_quote_min=0.5)
+    ans = RagPipeline(Reader(0.9), _engine(tiny_chunks), ReaderSettings(**gate)).answer(Q)
+    assert ans.outcome == "insufficient_evidence"  # "abstain", the default: no quote is judged
+    quoting = ReaderSettings(**gate, freetext_below_gate="quote")
+    ans = RagPipeline(Reader(0.9), _engine(tiny_chunks), quoting).answer(Q)
+    assert ans.outcome == "answered" and ans.citations[0].number == 1 and "pyridoxine" in ans.text
+    assert ans.metadata["quote_reason"] == "no passage reaches the support threshold"
+    declined = Reader(0.2)
+    ans = RagPipeline(declined, _engine(tiny_chunks), quoting).answer(Q)
+    assert ans.outcome == "insufficient_evidence" and ans.metadata["quote_answers"] == 0.2
+    assert not any(c["max_tokens"] > 1 for c in declined.calls)  # nothing generated below the gate
+
+
 def test_checked_keeps_a_supported_answer_and_quotes_instead_of_an_unsupported_one(tiny_chunks):
     numbers = _numbers(0.05, 0.9, 0.03, 0.02)
     good = ScriptedLLM(lambda u, k: "Giving pyridoxine (vitamin B6) prevents it [1].", letter_logprobs=numbers)
