@@ -250,6 +250,38 @@ def test_the_typer_can_read_the_question_apart_from_its_context(reader):
         assert typer.seen == seen and p_type[A.MECHANISM] == pytest.approx(p_mech)
 
 
+def test_a_bare_is_that_from_the_pill_is_typed_as_the_question_it_asks(reader):
+    """The typer learned from questions that say what they ask: "My ankles are swollen. Is that
+    the lisinopril?" reads to it as a drug-class question; whole, it asks whether the drug causes it."""
+    from medground.reading.consult_text import attribution_question
+
+    assert (attribution_question("I'm on lisinopril and my ankles are swollen. Is that the lisinopril?",
+                                 ["lisinopril"]) == "Can this medicine cause this: I'm on lisinopril and my ankles are swollen?")
+    assert (attribution_question("I take amlodipine and my ankles swelled up, is that the medicine?")
+            == "Can this medicine cause this: I take amlodipine and my ankles swelled up?")
+    assert attribution_question("He is snappy and weepy. Could the medicine be causing that?") is not None
+    # a question with words of its own asks something else; one with nothing before it has nothing to tie
+    assert attribution_question("My doctor switched me to Norvasc. Is that the same as amlodipine?",
+                                ["Norvasc", "amlodipine"]) is None
+    assert attribution_question("I want ibuprofen. Is that ok with the lisinopril?", ["lisinopril"]) is None
+    assert attribution_question("I take warfarin. Is it safe?", ["warfarin"]) is None
+    assert attribution_question("Is that from the pill?") is None
+    assert attribution_question("My ankles are swollen. ??") is None  # a question mark alone
+    # the medicine named by its kind or by what it is for; its class asked for is no such question
+    kinds = ["Corticosteroid", "prednisone"]
+    assert attribution_question("My sugars are high. Is it the steroid?", [], kinds) is not None
+    assert attribution_question("My legs ache. Is that the cholesterol pill?") is not None
+    assert attribution_question("I'm on Lipitor. Is that a statin?", ["Lipitor"], ["Statins", "atorvastatin"]) is None
+
+    turn = "My ankles are swollen. Is that the Zestril?"
+    off = ConsultReader(reader.drugs, reader.typer, reader.embedder,
+                        reader.settings.model_copy(update={"typer_attribution": False}))
+    on = ConsultReader(reader.drugs, reader.typer, reader.embedder,
+                       reader.settings.model_copy(update={"typer_attribution": True}))
+    (p_off, _), (p_on, _) = off.type_probabilities(turn, ["Zestril"]), on.type_probabilities(turn, ["Zestril"])
+    assert p_on[A.ADVERSE_REACTIONS] > 0.5 > p_off[A.ADVERSE_REACTIONS]
+
+
 def test_an_entry_is_matched_against_the_other_drugs_names_never_its_own(reader, tmp_path):
     """Amoxicillin's interactions list other drugs: matching them against "Aminopenicillin" (its own
     class) found "Aminoglycosides"; they are matched against warfarin's names and class instead."""
@@ -342,6 +374,11 @@ def test_a_near_item_is_named_only_from_hedge_at(reader):
     listed = with_hedge_at(1.01).reply(turns, "lisinopril")
     assert "does not list what you describe, in those words" in listed.first_sentence
     assert all(i in listed.first_sentence for i in ("Angioedema", "Cough", "Rash"))  # the list, to judge
+    # nothing even near (under item_floor) is no flat "not listed": far from an item in MiniLM's
+    # space is not far in meaning ("everything looks blue" / "Abnormal vision")
+    far = ConsultReader(reader.drugs, reader.typer, reader.embedder,
+                        reader.settings.model_copy(update={"hedge_at": 1.01, "item_floor": 0.99})).reply(turns, "lisinopril")
+    assert "in those words" in far.first_sentence and "for your pharmacist or doctor to judge" in far.first_sentence
 
 
 def test_a_rare_word_said_in_passing_never_picks_the_indications(reader):
@@ -447,3 +484,26 @@ def test_neither_entry_naming_the_other_is_no_no_when_the_others_list_holds_grou
     # the other's list of single drugs, or a chosen entry with groups of its own: none (first_sentence hedges)
     assert groups_sentence(clopidogrel, omeprazole, 2) is None
     assert groups_sentence(omeprazole, entry("x", "Warfarin\nDigoxin"), 2) is None
+
+
+def test_why_the_patient_takes_it_is_never_one_of_its_side_effects(reader_over):
+    """"put me on HCTZ for blood pressure and now I have gout" was "Yes — Hypotension is listed":
+    the words after "for" say what the drug is for, never what it did to them."""
+    from medground.reading.consult import ConsultReader
+    from medground.reading.consult_text import purpose_words
+
+    t = "My doctor put me on HCTZ for blood pressure and now I have gout. Could it be the hydrochlorothiazide?"
+    assert purpose_words(t, ["hydrochlorothiazide"]) == {"blood", "pressure"}  # "on X for", a name it lacks
+    assert purpose_words("I take it for my thyroid but my hair is falling out") == {"thyroid"}
+    assert purpose_words("I have had a headache for two days. I take Tylenol.", ["Tylenol"]) == frozenset()
+
+    catalog = DrugCatalog(
+        [Drug("hydrochlorothiazide", "hydrochlorothiazide", ["Microzide"], "Thiazide diuretic")],
+        [DrugAttribute("hydrochlorothiazide", A.INDICATIONS, "Hypertension\nEdema", SRC),
+         DrugAttribute("hydrochlorothiazide", A.ADVERSE_REACTIONS, "Hypotension\nHyperuricemia\nDizziness", SRC)])
+    base = reader_over(catalog)
+    on = base.reply([t], "hydrochlorothiazide")
+    off = ConsultReader(base.drugs, base.typer, base.embedder,
+                        base.settings.model_copy(update={"purpose_not_effect": False})).reply([t], "hydrochlorothiazide")
+    assert off.first_sentence.startswith("Yes — Hypotension")  # what the patient said it is for
+    assert "Hyperuricemia" in on.first_sentence and "Hypotension" not in on.first_sentence  # gout, in meaning

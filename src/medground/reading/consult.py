@@ -35,7 +35,9 @@ from medground.reading.consult_items import ItemSpace
 from medground.reading.described import described_in, masked_for
 from medground.reading.consult_settings import CHECKED_TYPES, TERM_TYPES, ConsultReplySettings
 from medground.reading.consult_text import (
+    attribution_question,
     clinical_terms,
+    purpose_words,
     questions,
     split_items,
 )
@@ -116,7 +118,8 @@ class ConsultReader:
         subject = self.drugs.drugs[subject_id]
         question = turns[-1] if turns else ""
         named_now = self.partners(subject_id, other_ids)
-        p_type, p_none = self.type_probabilities(question, ItemSpace.drug_names(subject, named_now)[1:])
+        p_type, p_none = self.type_probabilities(question, ItemSpace.drug_names(subject, named_now)[1:],
+                                                 kinds=(subject.drug_class, subject.generic_name))
         others = self.partners(subject_id, other_ids, context_ids, p_type)
         names = ItemSpace.drug_names(subject, others)
         if others and p_type:  # two drugs named: a question about taking them together
@@ -126,6 +129,7 @@ class ConsultReader:
         pairs = compounds(question, names) if s.sibling_until > s.match_at else []
         modifiers = modifiers_only(question, names) if s.modifiers_alone == "near" else set()
         named = [subject, *others]
+        purpose = purpose_words(question, names) if s.purpose_not_effect else frozenset()
         # An entry is matched against the *other* named drugs (what an interactions entry would
         # list), never against its own drug's name and class; every phrase is embedded once.
         per_drug = {d.drug_id: self.space.phrases(turns, names, [o for o in named if o is not d]) for d in named}
@@ -177,6 +181,10 @@ class ConsultReader:
                         sims = np.where(off | (by_term & (sims < s.match_at)), 0.0, sims).astype(np.float32)
                     if second is not None:  # its description and purpose meet interactions items only
                         sims = sims * masked_for(attr.type, phrases, second)
+                    if purpose and drug is subject and attr.type is A.ADVERSE_REACTIONS:
+                        # a phrase is a run of content words across stop words ("doctor blood pressure")
+                        sims = sims * np.array([not set(p.lower().split()) & purpose for p, _ in phrases],
+                                               dtype=np.float32)
                     if condition is not None and (attr.type is A.WARNINGS or s.condition_reads != "interactions"):
                         # asked whether it is safe *with the condition*: the items are matched
                         # against that, not the rest ("on Zestril for my blood pressure" ≠
@@ -280,10 +288,14 @@ class ConsultReader:
             return now
         return known(context_ids)
 
-    def type_probabilities(self, turn: str, names: Sequence[str] = ()) -> tuple[dict[AttributeType, float], float]:
+    def type_probabilities(self, turn: str, names: Sequence[str] = (), kinds: Sequence[str] = ()
+                           ) -> tuple[dict[AttributeType, float], float]:
         """P(type) and P(none) of the last turn, read as ``typer_reads`` says; ``names``: the
-        named drugs' names (the typer reads them as "this medicine" when it learned so)."""
+        named drugs' names (the typer reads them as "this medicine" when it learned so);
+        ``kinds``: words that name the subject by its kind (consult_text.attribution_question)."""
         mode = self.settings.typer_reads
+        if self.settings.typer_attribution and (full := attribution_question(turn, names, kinds)) is not None:
+            return self.typer.attribute_probabilities(full, names)
         asked = " ".join(questions(turn))
         if mode == "turn" or not asked or asked == turn.strip():
             return self.typer.attribute_probabilities(turn, names)

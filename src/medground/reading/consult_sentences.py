@@ -118,11 +118,12 @@ def first_sentence(turn: str, best: EntryChoice, matched: list[ItemMatch], setti
             what = "it is what you describe" if t is A.ADVERSE_REACTIONS else "it covers what you asked about"
             return (f"The closest item listed among {drug}'s {PHRASE[t]} is \u201c{near.text}\u201d [1]; "
                     f"whether {what} is for your pharmacist or doctor to judge.", [])
-        # an item near what was said, but no match: not listed in those words, and the list decides
-        words, judge = ((", in those words,", " Whether one of these is what you mean is for your pharmacist "
-                         "or doctor to judge.") if near is not None else ("", ""))
-        return (f"The database does not list what you describe{words} among {drug}'s {PHRASE[t]} [1]; "
-                f"it lists: {listing(text, s.max_listed)}.{judge}", [])
+        # no item matched: not listed in those words, and the list decides. Never a flat "not
+        # listed": MiniLM puts "everything looks blue" under 0.3 from "Abnormal vision" and
+        # "wiped out all day" from "Fatigue" — far from an item is not far in meaning.
+        return (f"The database does not list what you describe, in those words, among {drug}'s {PHRASE[t]} [1]; "
+                f"it lists: {listing(text, s.max_listed)}. Whether one of these is what you mean is for your "
+                f"pharmacist or doctor to judge.", [])
     if t is A.DRUG_CLASS:
         return f"{drug} is a medicine of this class: {text.rstrip('.')} [1].", []
     if t is A.INDICATIONS:

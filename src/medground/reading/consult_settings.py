@@ -76,6 +76,17 @@ class ConsultReplySettings(BaseModel):
     # from one-sentence questions; context around the question — "Yes, 10 mg a day." — pulls it
     # towards dosage), or the mean of both distributions.
     typer_reads: Literal["turn", "question", "both"] = "turn"
+    # A question that only ties what the patient described to the medicine ("my ankles are
+    # swollen. Is that the lisinopril?") is read by the typer as "Can this medicine cause this:
+    # my ankles are swollen?" (consult_text.attribution_question); the bare form reads as a
+    # question about the drug's class or the pill's looks. Session 27: dev 0 of 506 replies changed;
+    # 30 helper-written own-words questions of this shape, 2 gained, 0 lost (docs/benchmarks.md).
+    # Why the patient takes the subject ("put me on HCTZ for blood pressure and now I have gout"):
+    # the words after "for" right after its name never meet its side effects
+    # (consult_text.purpose_words) — "blood pressure" was "Yes — Hypotension is listed". Other
+    # entries keep them: a warning may name the use ("… in patients with atrial fibrillation").
+    purpose_not_effect: bool = Field(True, description="a stated purpose never meets the subject's side effects")
+    typer_attribution: bool = Field(True, description="type a bare 'is that from the pill?' as the question it asks")
     # The LLM as a judge of meaning for the closest items: "does the patient describe <item>?"
     # (one token, yes/no log-probabilities). MiniLM puts "loose stools" at 0.35 from "diarrhea";
     # the LLM knows they are one thing. An item it affirms (P(yes) > P(no)) counts as matched at

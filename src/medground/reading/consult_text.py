@@ -122,6 +122,88 @@ def questions(turn: str) -> list[str]:
     return [s for s in sentences if s.endswith("?")] or sentences[-1:]
 
 
+# What may stand in a question that only ties what the patient described to the medicine as its
+# cause ("Is that from the pill?", "Could the medicine be causing that?", "Is it the Norvasc?"):
+# pronouns, determiners, the verbs and prepositions of causing, a few hedges. Grammar, not a
+# list fitted to any set; a content word left over ("Is that the same as amlodipine?", "Is that
+# ok with it?") means the question asks something of its own.
+_POINTERS = frozenset("that this it these those".split())
+_DEFINITE = frozenset("the my your his her their our this that these those".split())
+_TIES = frozenset("the a my your his her their our from because of due to caused by cause causes causing "
+                  "doing making something be being been just maybe possibly really actually all "
+                  "side effect effects".split())
+
+
+def _names_its_kind(word: str, kinds: Sequence[str]) -> bool:
+    """"steroid" of Corticosteroid, "statin" of atorvastatin: the end of a word of the drug's
+    class or generic name, five letters at least (a patient's "Is it the steroid?")."""
+    return len(word) >= 5 and any(k.endswith(word) or k.endswith(word.rstrip("s"))
+                                  for kind in kinds for k in WORD.findall(kind.lower()))
+
+
+def attribution_question(turn: str, names: Sequence[str] = (), kinds: Sequence[str] = ()) -> str | None:
+    """When the turn's question only asks whether the medicine is behind what the turn said
+    before it, that question in full: "My ankles are swollen. Is that the lisinopril?" →
+    "Can this medicine cause this: My ankles are swollen?". The typer learned from questions
+    that say what they ask and reads the bare "Is that the lisinopril?" as one about the drug's
+    class, "everything looks blue. Is that from the pill?" as one about the pill's colour.
+    ``names``: the named drugs' names; ``kinds``: the subject's class and generic name, whose word
+    ends may name it ("Is it the steroid?"). A medicine named by what it is for ("Is it the
+    cholesterol pill?") is named too. None when the question says something of its own."""
+    sentences = [x.strip() for x in re.split(r"(?<=[.?!])\s+", turn.strip()) if x.strip()]
+    asked = [k for k, x in enumerate(sentences) if x.endswith("?")]
+    if not asked:
+        return None
+    k = asked[-1]
+    clauses = [c for c in re.split(r"[,;:\u2014]|\s-\s", sentences[k]) if WORD.search(c)]
+    before = " ".join(sentences[:k] + ([", ".join(clauses[:-1])] if len(clauses) > 1 else [])).strip()
+    if not before or not clauses:
+        return None
+    named = {w.lower() for name in names for w in WORD.findall(name)}
+    every = WORD.findall(clauses[-1])
+    describing = {j for _, before in medicine_mentions(every, stop_words()) for j in before}
+    words = [w.lower() for j, w in enumerate(every) if j not in describing]
+    # "Is it the steroid?" names the medicine; "Is that a statin?" asks its class
+    medicine = named | REFERENTS | {w for j, w in enumerate(words)
+                                    if j and words[j - 1] in _DEFINITE and _names_its_kind(w, kinds)}
+    if not (_POINTERS & set(words)) or not (medicine & set(words)):
+        return None
+    if any(w not in _POINTERS | _TIES | AUXILIARIES | medicine for w in words):
+        return None
+    described = re.split(r"(?<=[.?!])\s+", before)[-1].rstrip(" .!?,;")
+    return f"Can this medicine cause this: {described}?"
+
+
+# Words that end a purpose ("on HCTZ for blood pressure and now I have gout"): conjunctions and
+# the adverbs that start the next thing said. Grammar, not a list fitted to any set.
+_PURPOSE_ENDS = frozenset("and but since because so though although which that now then when while after "
+                          "before until or".split())
+
+
+_TAKING = frozenset("on take takes taking took start started starting prescribed using use uses".split())
+
+
+def purpose_words(turn: str, names: Sequence[str] = ()) -> frozenset[str]:
+    """The content words that say why the patient takes the medicine: those after "for" right
+    after its name, a referent noun, "it" or a word after "on"/"take" ("put me on HCTZ for blood pressure", "I take the pill
+    for my thyroid"), up to the clause's end or a conjunction. They say what the drug is for, not
+    what is asked: "blood pressure" there is no "Hypotension" among its side effects."""
+    named = {w.lower() for name in names for w in WORD.findall(name)} | REFERENTS | {"it"}
+    stop = stop_words()
+    out: set[str] = set()
+    for words in clause_words(turn):
+        low = [w.lower() for w in words]
+        for i in range(len(low) - 2):
+            # its name, or any word after "on"/"take"… ("on HCTZ for", a name the database lacks)
+            if low[i + 1] == "for" and (low[i] in named or (i and low[i - 1] in _TAKING)):
+                for w in low[i + 2:]:
+                    if w in _PURPOSE_ENDS:
+                        break
+                    if w not in stop:
+                        out.add(w)
+    return frozenset(out)
+
+
 def is_yes_no(turn: str) -> bool:
     """The patient's question (its last sentence with '?', else its last sentence) opens with an
     auxiliary — the sentence or its last clause ("I take amlodipine and my ankles puffed up, is
