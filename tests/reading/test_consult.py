@@ -507,3 +507,27 @@ def test_why_the_patient_takes_it_is_never_one_of_its_side_effects(reader_over):
                         base.settings.model_copy(update={"purpose_not_effect": False})).reply([t], "hydrochlorothiazide")
     assert off.first_sentence.startswith("Yes — Hypotension")  # what the patient said it is for
     assert "Hyperuricemia" in on.first_sentence and "Hypotension" not in on.first_sentence  # gout, in meaning
+
+
+def test_two_substances_of_the_database_are_never_one_thing(reader_over):
+    """"potassium pills" beside lisinopril was "The closest item … is Lithium": two substances the
+    database names (words of its generic names) may sit close in MiniLM's space; neither is the
+    other, so the match is no answer and no hedge. A plain name that says only "a medicine"
+    ("certain medications", mined for Lithium) names nothing and is not matched."""
+    from medground.reading.consult_items import names_a_thing
+
+    assert not names_a_thing("certain medications") and not names_a_thing("pills")
+    assert names_a_thing("water pills") and names_a_thing("steroid injections")
+
+    catalog = DrugCatalog(
+        [Drug("lisinopril", "lisinopril", ["Zestril"], "ACE inhibitor"),
+         Drug("lithium", "lithium carbonate", ["Lithobid"], "Mood stabilizer"),
+         Drug("potassium chloride", "potassium chloride", ["K-Dur"], "Electrolyte")],
+        [DrugAttribute("lisinopril", A.INTERACTIONS, "Lithium\nAliskiren", SRC),
+         DrugAttribute("lisinopril", A.DOSAGE, "10-40 mg orally daily.", SRC)])
+    reader = reader_over(catalog)
+    turns = ["I take lisinopril and my doctor wants me on potassium pills. Do they mix?"]
+    r = reader.reply(turns, "lisinopril")
+    lithium = next(m for m in r.chosen.items if m.text == "Lithium")
+    assert lithium.other_substance and not lithium.answers(0.0) and lithium.names_something_else
+    assert "closest" not in r.first_sentence and not r.first_sentence.startswith(("Yes", "Caution"))

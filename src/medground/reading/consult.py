@@ -130,6 +130,7 @@ class ConsultReader:
         modifiers = modifiers_only(question, names) if s.modifiers_alone == "near" else set()
         named = [subject, *others]
         purpose = purpose_words(question, names) if s.purpose_not_effect else frozenset()
+        substances = self.space.substance_words() if s.substances_apart else frozenset()
         # An entry is matched against the *other* named drugs (what an interactions entry would
         # list), never against its own drug's name and class; every phrase is embedded once.
         per_drug = {d.drug_id: self.space.phrases(turns, names, [o for o in named if o is not d]) for d in named}
@@ -215,6 +216,10 @@ class ConsultReader:
                             if s.match_at <= m.similarity < s.sibling_until:
                                 m.modifier = k not in whole and m.phrase.lower() in modifiers
                                 m.sibling = sibling(pairs, known, self.embedder, s.sibling_kin)
+                    if attr.type in TERM_TYPES and s.substances_apart:
+                        for m in matches:
+                            said, listed = word_set(m.phrase) & substances, word_set(m.text) & substances
+                            m.other_substance = bool(said and listed and not said & listed)
                     matches.sort(key=lambda m: -m.similarity)
                 top = matches[0].similarity if matches else 0.0
                 score = float(np.log(p_type.get(attr.type, 0.0) + 1e-3)) + s.item_weight * max(0.0, top - s.item_floor)

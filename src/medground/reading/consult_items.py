@@ -14,8 +14,22 @@ import numpy as np
 
 from medground.drug_schema import AttributeType, Drug, DrugAttribute
 from medground.reading.consult_settings import ConsultReplySettings
-from medground.reading.consult_text import WORD, content_phrases, split_items, stop_words, with_parts
+from medground.reading.consult_text import REFERENTS, WORD, content_phrases, split_items, stop_words, with_parts
 from medground.reading.consult_types import word_set
+
+
+# Words of a mined plain name that say "a medicine" and nothing of which one ("certain
+# medications", "taking pills"): beside the referent nouns, the vaguest of determiners and the
+# verbs of taking.
+_VAGUE = frozenset("certain take takes taking".split())
+
+
+def names_a_thing(phrase: str) -> bool:
+    """Whether a mined plain name says what it names: Lithium's "certain medications" does not
+    (a patient's "Doctor" met Lithium through it at 0.49), "water pills" does."""
+    stop = stop_words()
+    return any(w not in stop and w not in REFERENTS and w not in _VAGUE
+               for w in (x.lower() for x in WORD.findall(phrase)))
 
 
 class ItemSpace:
@@ -53,8 +67,8 @@ class ItemSpace:
                 if g := gloss(item, glossary):
                     extra.append((1, j, f"{item}: {g}"))
                 if vocabulary is not None and len(item) <= 60 and vocabulary.is_clinical(item, s.plain_share):
-                    extra += [(2 + r, j, t) for r, t in
-                              enumerate(vocabulary.synonyms(item, s.lay_synonyms))]
+                    plain = [t for t in vocabulary.synonyms(item, s.lay_synonyms + 3) if names_a_thing(t)]
+                    extra += [(2 + r, j, t) for r, t in enumerate(plain[: s.lay_synonyms])]
             vecs = (self.embedder.encode_passages(flat + [t for _, _, t in extra]) if flat
                     else np.zeros((0, 1), dtype=np.float32))
             rows = np.repeat(vecs[None, : len(flat)], 2 + s.lay_synonyms, axis=0)

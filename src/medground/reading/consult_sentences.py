@@ -114,7 +114,8 @@ def first_sentence(turn: str, best: EntryChoice, matched: list[ItemMatch], setti
         return f"From {drug}'s {PHRASE.get(t, t.value)} [1], the lines closest to your question:", close
     if t in {A.ADVERSE_REACTIONS, A.INTERACTIONS, A.CONTRAINDICATIONS, A.WARNINGS} and is_yes_no(turn):
         near = best.best if best.best is not None and best.best.similarity >= s.item_floor else None
-        if near is not None and near.similarity >= s.hedge_at and not near.modifier:  # "drink" names no drink
+        # "drink" names no drink; "potassium pills" are no "Lithium"
+        if near is not None and near.similarity >= s.hedge_at and not near.names_something_else:
             what = "it is what you describe" if t is A.ADVERSE_REACTIONS else "it covers what you asked about"
             return (f"The closest item listed among {drug}'s {PHRASE[t]} is \u201c{near.text}\u201d [1]; "
                     f"whether {what} is for your pharmacist or doctor to judge.", [])

@@ -86,6 +86,10 @@ class ConsultReplySettings(BaseModel):
     # (consult_text.purpose_words) — "blood pressure" was "Yes — Hypotension is listed". Other
     # entries keep them: a warning may name the use ("… in patients with atrial fibrillation").
     purpose_not_effect: bool = Field(True, description="a stated purpose never meets the subject's side effects")
+    # Two different substances of the database (words of its generic names: "potassium",
+    # "lithium", "calcium") are never one thing: a match between them is neither an answer nor
+    # the closest item offered ("potassium pills" beside lisinopril was "closest … Lithium").
+    substances_apart: bool = Field(True, description="a substance the patient names never matches another")
     typer_attribution: bool = Field(True, description="type a bare 'is that from the pill?' as the question it asks")
     # The LLM as a judge of meaning for the closest items: "does the patient describe <item>?"
     # (one token, yes/no log-probabilities). MiniLM puts "loose stools" at 0.35 from "diarrhea";

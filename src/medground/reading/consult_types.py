@@ -23,10 +23,19 @@ class ItemMatch:
     class_of: str = ""  # the named drug whose class (``phrase``) the item names, if that matched it
     sibling: str = ""  # the patient's compound naming another thing of the item's kind (reading/siblings.py)
     modifier: bool = False  # matched through a word the patient said only as a modifier ("drink" of "drink tea")
+    # the patient named one substance of the database and the item another ("potassium pills" /
+    # "Lithium", 0.5 apart in MiniLM's space): near in words' meaning, not the same thing
+    other_substance: bool = False
 
     def answers(self, match_at: float) -> bool:
-        """Matched closely enough to be what was asked, not through a modifier alone, not a sibling."""
-        return self.similarity >= match_at and not self.sibling and not self.modifier
+        """Matched closely enough to be what was asked, not through a modifier alone, not a
+        sibling, not another substance."""
+        return self.similarity >= match_at and not self.sibling and not self.modifier and not self.other_substance
+
+    @property
+    def names_something_else(self) -> bool:
+        """Near, but naming another thing than what the patient said: never offered as the closest item."""
+        return self.modifier or bool(self.sibling) or self.other_substance
 
 
 @dataclass(slots=True)
