@@ -97,6 +97,20 @@ def test_a_condition_named_moves_the_question_to_the_contraindications(reader):
     assert "Pregnancy" in r.first_sentence
 
 
+def test_why_the_drug_is_taken_is_neither_the_condition_nor_a_substance(reader):
+    """"taking lisinopril for my blood pressure" says why; a phrase of it that reads as a substance
+    ("cholesterol" did for atorvastatin) kept the question one about taking two things together."""
+    from medground.reading.consult_text import without_purpose
+
+    t = "I just found out I'm pregnant. I've been taking lisinopril for my blood pressure. Is it safe to keep taking it?"
+    r = reader.reply([t], "lisinopril")
+    assert r.condition == "pregnant" and r.chosen.attribute.type is A.CONTRAINDICATIONS
+    assert without_purpose(t, ["lisinopril"]) == ("I just found out I'm pregnant. I've been taking lisinopril. "
+                                                   "Is it safe to keep taking it?")
+    # the question itself keeps its "for …": it asks exactly that
+    assert without_purpose("Is it for restless legs too?") == "Is it for restless legs too?"
+
+
 def test_a_substance_named_keeps_the_interactions(reader):
     r = reader.reply(["Can I drink alcohol with lisinopril?"], "lisinopril")
     assert r.condition is None

@@ -38,6 +38,7 @@ from medground.reading.consult_text import (
     attribution_question,
     clinical_terms,
     purpose_words,
+    without_purpose,
     questions,
     split_items,
 )
@@ -250,6 +251,9 @@ class ConsultReader:
         if s.condition_similarity > 1.0 or self.conditions is None or top not in CONDITION_READS[s.condition_reads]:
             return None
         treated = self.space.listed_similarity(subject.drug_id, vectors, (A.INDICATIONS,)) >= s.hedge_at
+        if s.purpose_not_effect:  # "taking atorvastatin for cholesterol": why, not a substance taken with it
+            why = purpose_words(question, ItemSpace.drug_names(subject, [])[1:])
+            treated = treated | np.array([bool(set(p.lower().split()) & why) for p, _ in phrases])
         condition = self.conditions.named(phrases, s.condition_similarity, vectors, exclude=treated)
         if condition is not None and s.condition_reads in LISTED_ONLY and top is not A.INTERACTIONS:
             # read past the typer only where the drug's own record names the condition as a
@@ -299,6 +303,8 @@ class ConsultReader:
         named drugs' names (the typer reads them as "this medicine" when it learned so);
         ``kinds``: words that name the subject by its kind (consult_text.attribution_question)."""
         mode = self.settings.typer_reads
+        if self.settings.typer_skips_purpose:
+            turn = without_purpose(turn, names)
         if self.settings.typer_attribution and (full := attribution_question(turn, names, kinds)) is not None:
             return self.typer.attribute_probabilities(full, names)
         asked = " ".join(questions(turn))

@@ -90,6 +90,10 @@ class ConsultReplySettings(BaseModel):
     # "lithium", "calcium") are never one thing: a match between them is neither an answer nor
     # the closest item offered ("potassium pills" beside lisinopril was "closest … Lithium").
     substances_apart: bool = Field(True, description="a substance the patient names never matches another")
+    # The typer reads the turn without the purposes its context sentences state
+    # (consult_text.without_purpose): "I'm pregnant. I've been taking atorvastatin for
+    # cholesterol. Is it safe to keep taking it?" read as a question about what it is for.
+    typer_skips_purpose: bool = Field(True, description="the typer reads no stated purpose outside the question")
     typer_attribution: bool = Field(True, description="type a bare 'is that from the pill?' as the question it asks")
     # The LLM as a judge of meaning for the closest items: "does the patient describe <item>?"
     # (one token, yes/no log-probabilities). MiniLM puts "loose stools" at 0.35 from "diarrhea";

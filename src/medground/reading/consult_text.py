@@ -204,6 +204,37 @@ def purpose_words(turn: str, names: Sequence[str] = ()) -> frozenset[str]:
     return frozenset(out)
 
 
+def without_purpose(turn: str, names: Sequence[str] = ()) -> str:
+    """``turn`` without the purposes its context sentences state (:func:`purpose_words`'s "for …"
+    spans, in sentences that are not its question): "I've been taking atorvastatin for cholesterol.
+    Is it safe to keep taking it?" reads to the typer as a question about what the drug is for.
+    A question sentence keeps its "for …": "Is it for restless legs too?" asks exactly that."""
+    named = {w.lower() for name in names for w in WORD.findall(name)} | REFERENTS | {"it"}
+    asked = set(questions(turn))
+    out = []
+    for sentence in (x.strip() for x in re.split(r"(?<=[.?!])\s+", turn.strip()) if x.strip()):
+        if sentence in asked:
+            out.append(sentence)
+            continue
+        tokens = list(WORD.finditer(sentence))
+        cut: list[tuple[int, int]] = []
+        for i in range(len(tokens) - 2):
+            low = [t.group().lower() for t in tokens[max(0, i - 1):i + 2]]
+            before, word, nxt = (low if i else ["", *low])
+            if nxt == "for" and (word in named or before in _TAKING):
+                start = end = tokens[i + 1].start()
+                for t in tokens[i + 2:]:
+                    if t.group().lower() in _PURPOSE_ENDS or _CLAUSE.search(sentence[end:t.start()]):
+                        break
+                    end = t.end()
+                if end > start:
+                    cut.append((start, end))
+        for a, b in reversed(cut):
+            sentence = (sentence[:a].rstrip() + " " + sentence[b:].lstrip()).strip()
+        out.append(re.sub(r"\s+([.,;:!?])", r"\1", sentence))
+    return " ".join(out)
+
+
 def is_yes_no(turn: str) -> bool:
     """The patient's question (its last sentence with '?', else its last sentence) opens with an
     auxiliary — the sentence or its last clause ("I take amlodipine and my ankles puffed up, is

@@ -105,7 +105,7 @@ class ConditionReader:
               vectors: np.ndarray | None = None, exclude: np.ndarray | None = None) -> ConditionNamed | None:
         """The phrase nearest to a condition item, when that item is nearer than any substance
         item and at least ``min_similarity``, and no phrase names a substance that surely;
-        ``exclude``: a mask of phrases not to take as the condition. ``phrases``: (phrase, weight) — an earlier turn's
+        ``exclude``: a mask of phrases not to take as the condition nor as a substance. ``phrases``: (phrase, weight) — an earlier turn's
         phrase counts at its weight (< 1), as the item matching counts it; ``vectors``: their
         embeddings, when the caller has them already."""
         if not phrases:
@@ -115,9 +115,10 @@ class ConditionReader:
         to_condition, which, to_substance = self.model.nearest(vectors)
         w = np.array([wt for _, wt in phrases], dtype=np.float32)
         score = np.where(to_condition > to_substance, to_condition * w, 0.0)
-        if exclude is not None:  # phrases the caller knows are no such condition (what the drug treats)
-            score = np.where(exclude, 0.0, score)
         substance = np.where(to_substance >= to_condition, to_substance * w, 0.0)
+        if exclude is not None:  # phrases the caller knows are neither (what the drug treats, why it is taken)
+            score = np.where(exclude, 0.0, score)
+            substance = np.where(exclude, 0.0, substance)
         k = int(score.argmax())
         # a substance named as surely ("… a few glasses of wine while I'm on it", said after
         # "for an infection") keeps it a question about taking the two together
