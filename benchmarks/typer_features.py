@@ -1,0 +1,96 @@
+"""Does a word or character n-gram block help the consultation typer? (session 27)
+
+5-fold cross-validation on Medication QA's development part only (3 seeds), the shipped typer's
+set-up (MiniLM + class-balanced logistic regression, trained on plain + name-masked questions,
+read masked) against TF-IDF word 1–2-grams alone, character 2–5-grams alone, and MiniLM with the
+word block appended at weight 0.5, 1 or 2. McNemar against the shipped set-up on seed 0's folds.
+
+    python benchmarks/typer_features.py   # → benchmarks/results/consult.json "typer_features_s27"
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from consult_e2e import _masked, save  # noqa: E402
+
+from medground.eval.bench import print_table  # noqa: E402
+
+
+def main() -> None:
+    from scipy.sparse import csr_matrix, hstack
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import StratifiedKFold
+
+    from medground.eval.datasets import load_dataset
+    from medground.eval.metrics import mcnemar_test
+    from medground.index.embedders import EmbedderSettings, load_embedder
+    from medground.reading.consult_typer import MIN_EXAMPLES, label_of, train
+    from medground.reading.splits import medication_qa_split
+    from medground.retrieve.drug_intent import EMBEDDER_KIND
+
+    items = [(q, label_of(q.metadata["question_type"])) for q in load_dataset("medication-qa")]
+    dev = [(q, lab) for q, lab in items if lab is not None and medication_qa_split(q.qid) == "dev"]
+    emb = load_embedder(EmbedderSettings(kind=EMBEDDER_KIND, threads=2))
+    y = np.array([lab for _, lab in dev])
+    plain, masked = [q.question for q, _ in dev], [_masked(q) for q, _ in dev]
+    xp, xm = emb.encode_queries(plain), emb.encode_queries(masked)
+    strata = np.array([lab if (y == lab).sum() >= 5 else "rare" for lab in y])
+    counts = Counter(y)
+
+    def fit(x, labels, c):
+        keep = np.array([counts[lab] >= MIN_EXAMPLES for lab in labels])
+        clf = LogisticRegression(C=c, max_iter=4000, class_weight="balanced")
+        return clf.fit(x[keep], np.array(labels)[keep])
+
+    arms = ["shipped (MiniLM)", "word 1-2-grams", "char 2-5-grams", "MiniLM + words x0.5", "MiniLM + words x1",
+            "MiniLM + words x2"]
+    acc: dict[str, list[float]] = {a: [] for a in arms}
+    first: dict[str, np.ndarray] = {}
+    for seed in range(3):
+        right = {a: np.zeros(len(y), dtype=bool) for a in arms}
+        for tr, te in StratifiedKFold(5, shuffle=True, random_state=seed).split(xp, strata):
+            labels = list(y[tr]) * 2
+            texts = [plain[i] for i in tr] + [masked[i] for i in tr]
+            read = [masked[i] for i in te]
+            for a in arms:
+                if a.startswith("shipped"):
+                    m = train(np.vstack([xp[tr], xm[tr]]), labels)
+                    pred = [m.classes[i] for i in m.probabilities(xm[te]).argmax(axis=1)]
+                else:
+                    vec = (TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 5), sublinear_tf=True, min_df=2)
+                           if a.startswith("char") else TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, min_df=2))
+                    t_fit, t_read = vec.fit_transform(texts), vec.transform(read)
+                    if "+" in a:
+                        w = float(a.rsplit("x", 1)[1])
+                        x_fit = hstack([csr_matrix(np.vstack([xp[tr], xm[tr]])), w * t_fit]).tocsr()
+                        x_read, c = hstack([csr_matrix(xm[te]), w * t_read]).tocsr(), 4.0
+                    else:
+                        x_fit, x_read, c = t_fit, t_read, 10.0
+                    pred = list(fit(x_fit, labels, c).predict(x_read))
+                right[a][te] = [p == g for p, g in zip(pred, y[te])]
+        for a in arms:
+            acc[a].append(float(right[a].mean()))
+        if seed == 0:
+            first = right
+    base = first[arms[0]]
+    rows = []
+    for a in arms:
+        test = mcnemar_test(list(base), list(first[a])) if a != arms[0] else None
+        rows.append({"typer": a, "n": len(y), "mean_accuracy": round(float(np.mean(acc[a])), 4),
+                     "per_seed": [round(v, 4) for v in acc[a]],
+                     "seed0_only_shipped": int((base & ~first[a]).sum()), "seed0_only_this": int((first[a] & ~base).sum()),
+                     "seed0_mcnemar_p": None if test is None else round(float(test.pvalue), 4)})
+    save("typer_features_s27", {"rows": rows, "note": "5-fold CV x 3 seeds on Medication QA's dev part only"})
+    print_table("Typer features (5-fold CV, dev part)", rows,
+                ["typer", "n", "mean_accuracy", "seed0_only_shipped", "seed0_only_this", "seed0_mcnemar_p"])
+
+
+if __name__ == "__main__":
+    main()
