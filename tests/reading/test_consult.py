@@ -266,6 +266,9 @@ def test_a_bare_is_that_from_the_pill_is_typed_as_the_question_it_asks(reader):
     assert attribution_question("I want ibuprofen. Is that ok with the lisinopril?", ["lisinopril"]) is None
     assert attribution_question("I take warfarin. Is it safe?", ["warfarin"]) is None
     assert attribution_question("Is that from the pill?") is None
+    assert (attribution_question("Is it the statin? My muscles hurt since I started Zocor.", ["Zocor"],
+                                 ["HMG-CoA reductase inhibitor", "simvastatin"])
+            == "Can this medicine cause this: My muscles hurt since I started Zocor?")  # told after asking
     assert attribution_question("My ankles are swollen. ??") is None  # a question mark alone
     # the medicine named by its kind or by what it is for; its class asked for is no such question
     kinds = ["Corticosteroid", "prednisone"]

@@ -157,7 +157,9 @@ def attribution_question(turn: str, names: Sequence[str] = (), kinds: Sequence[s
     k = asked[-1]
     clauses = [c for c in re.split(r"[,;:\u2014]|\s-\s", sentences[k]) if WORD.search(c)]
     before = " ".join(sentences[:k] + ([", ".join(clauses[:-1])] if len(clauses) > 1 else [])).strip()
-    if not before or not clauses:
+    # asked first, told after: "Is it the statin? My muscles hurt since I started Zocor."
+    after = "" if before else next((x for x in sentences[k + 1:] if not x.endswith("?")), "")
+    if not (before or after) or not clauses:
         return None
     named = {w.lower() for name in names for w in WORD.findall(name)}
     every = WORD.findall(clauses[-1])
@@ -170,7 +172,7 @@ def attribution_question(turn: str, names: Sequence[str] = (), kinds: Sequence[s
         return None
     if any(w not in _POINTERS | _TIES | AUXILIARIES | medicine for w in words):
         return None
-    described = re.split(r"(?<=[.?!])\s+", before)[-1].rstrip(" .!?,;")
+    described = (re.split(r"(?<=[.?!])\s+", before)[-1] if before else after).rstrip(" .!?,;")
     return f"Can this medicine cause this: {described}?"
 
 
