@@ -266,9 +266,9 @@ def test_a_bare_is_that_from_the_pill_is_typed_as_the_question_it_asks(reader):
     assert attribution_question("I want ibuprofen. Is that ok with the lisinopril?", ["lisinopril"]) is None
     assert attribution_question("I take warfarin. Is it safe?", ["warfarin"]) is None
     assert attribution_question("Is that from the pill?") is None
-    assert (attribution_question("Is it the statin? My muscles hurt since I started Zocor.", ["Zocor"],
-                                 ["HMG-CoA reductase inhibitor", "simvastatin"])
-            == "Can this medicine cause this: My muscles hurt since I started Zocor?")  # told after asking
+    # a sentence after the question is no description: "The bottle says Toprol XL …" asks which drug
+    assert attribution_question("Is that the metoprolol? The bottle says Toprol XL but my old one said Lopressor.",
+                                ["metoprolol", "Toprol XL", "Lopressor"]) is None
     assert attribution_question("My ankles are swollen. ??") is None  # a question mark alone
     # the medicine named by its kind or by what it is for; its class asked for is no such question
     kinds = ["Corticosteroid", "prednisone"]
@@ -510,6 +510,12 @@ def test_why_the_patient_takes_it_is_never_one_of_its_side_effects(reader_over):
                         base.settings.model_copy(update={"purpose_not_effect": False})).reply([t], "hydrochlorothiazide")
     assert off.first_sentence.startswith("Yes — Hypotension")  # what the patient said it is for
     assert "Hyperuricemia" in on.first_sentence and "Hypotension" not in on.first_sentence  # gout, in meaning
+    # said again outside the purpose, the words are what is asked: "for my blood pressure, and now
+    # my blood pressure is really low" is about hypotension
+    again = "I'm on hydrochlorothiazide for blood pressure and now my blood pressure is really low. Is that the pill?"
+    assert "blood pressure" not in base.purpose_phrases(again, ["hydrochlorothiazide"])
+    assert base.purpose_phrases(t, ["hydrochlorothiazide"]) >= {"blood pressure"}
+    assert "Hypotension" in base.reply([again], "hydrochlorothiazide").first_sentence
 
 
 def test_two_substances_of_the_database_are_never_one_thing(reader_over):

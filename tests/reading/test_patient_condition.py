@@ -107,8 +107,9 @@ def test_why_the_drug_is_taken_is_neither_the_condition_nor_a_substance(reader):
     assert r.condition == "pregnant" and r.chosen.attribute.type is A.CONTRAINDICATIONS
     assert without_purpose(t, ["lisinopril"]) == ("I just found out I'm pregnant. I've been taking lisinopril. "
                                                    "Is it safe to keep taking it?")
-    # the question itself keeps its "for …": it asks exactly that
+    # the question itself keeps its "for …" (it asks exactly that) unless asked for what else is said
     assert without_purpose("Is it for restless legs too?") == "Is it for restless legs too?"
+    assert without_purpose("Is it for restless legs too?", keep_question=False) == "Is it?"  # to the clause end
 
 
 def test_a_substance_named_keeps_the_interactions(reader):

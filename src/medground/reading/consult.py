@@ -37,6 +37,7 @@ from medground.reading.consult_settings import CHECKED_TYPES, TERM_TYPES, Consul
 from medground.reading.consult_text import (
     attribution_question,
     clinical_terms,
+    content_phrases,
     purpose_words,
     without_purpose,
     questions,
@@ -130,7 +131,7 @@ class ConsultReader:
         pairs = compounds(question, names) if s.sibling_until > s.match_at else []
         modifiers = modifiers_only(question, names) if s.modifiers_alone == "near" else set()
         named = [subject, *others]
-        purpose = purpose_words(question, names) if s.purpose_not_effect else frozenset()
+        purpose = self.purpose_phrases(question, names) if s.purpose_not_effect else set()
         substances = self.space.substance_words() if s.substances_apart else frozenset()
         # An entry is matched against the *other* named drugs (what an interactions entry would
         # list), never against its own drug's name and class; every phrase is embedded once.
@@ -185,7 +186,7 @@ class ConsultReader:
                         sims = sims * masked_for(attr.type, phrases, second)
                     if purpose and drug is subject and attr.type is A.ADVERSE_REACTIONS:
                         # a phrase is a run of content words across stop words ("doctor blood pressure")
-                        sims = sims * np.array([not set(p.lower().split()) & purpose for p, _ in phrases],
+                        sims = sims * np.array([p not in purpose for p, _ in phrases],
                                                dtype=np.float32)
                     if condition is not None and (attr.type is A.WARNINGS or s.condition_reads != "interactions"):
                         # asked whether it is safe *with the condition*: the items are matched
@@ -252,8 +253,8 @@ class ConsultReader:
             return None
         treated = self.space.listed_similarity(subject.drug_id, vectors, (A.INDICATIONS,)) >= s.hedge_at
         if s.purpose_not_effect:  # "taking atorvastatin for cholesterol": why, not a substance taken with it
-            why = purpose_words(question, ItemSpace.drug_names(subject, [])[1:])
-            treated = treated | np.array([bool(set(p.lower().split()) & why) for p, _ in phrases])
+            why = self.purpose_phrases(question, ItemSpace.drug_names(subject, []))
+            treated = treated | np.array([p in why for p, _ in phrases])
         condition = self.conditions.named(phrases, s.condition_similarity, vectors, exclude=treated)
         if condition is not None and s.condition_reads in LISTED_ONLY and top is not A.INTERACTIONS:
             # read past the typer only where the drug's own record names the condition as a
@@ -296,6 +297,18 @@ class ConsultReader:
         if now or not p_type or max(p_type, key=p_type.get) is not A.INTERACTIONS:
             return now
         return known(context_ids)
+
+    def purpose_phrases(self, turn: str, names: Sequence[str]) -> set[str]:
+        """The turn's phrases that only say why the drug is taken: they hold a word of a stated
+        purpose (consult_text.purpose_words) and are not said again outside it — "for my heart
+        rate, and now my heart rate is 44" asks about the heart rate (a helper's case)."""
+        why = purpose_words(turn, names)
+        if not why:
+            return set()
+        substances = self.space.substance_words()
+        apart = set(content_phrases(without_purpose(turn, names, keep_question=False), names, substances=substances))
+        return {p for p in content_phrases(turn, names, substances=substances)
+                if set(p.lower().split()) & why and p not in apart}
 
     def type_probabilities(self, turn: str, names: Sequence[str] = (), kinds: Sequence[str] = ()
                            ) -> tuple[dict[AttributeType, float], float]:

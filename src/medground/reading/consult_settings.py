@@ -82,9 +82,10 @@ class ConsultReplySettings(BaseModel):
     # question about the drug's class or the pill's looks. Session 27: dev 0 of 506 replies changed;
     # 30 helper-written own-words questions of this shape, 2 gained, 0 lost (docs/benchmarks.md).
     # Why the patient takes the subject ("put me on HCTZ for blood pressure and now I have gout"):
-    # the words after "for" right after its name never meet its side effects
-    # (consult_text.purpose_words) — "blood pressure" was "Yes — Hypotension is listed". Other
-    # entries keep them: a warning may name the use ("… in patients with atrial fibrillation").
+    # the phrases of the words after "for" right after its name, unless said again outside it
+    # (ConsultReader.purpose_phrases), never meet its side effects — "blood pressure" was "Yes —
+    # Hypotension is listed" — and are neither a condition nor a substance for the condition
+    # reading. Other entries keep them: a warning may name the use ("… atrial fibrillation").
     purpose_not_effect: bool = Field(True, description="a stated purpose never meets the subject's side effects")
     # Two different substances of the database (words of its generic names: "potassium",
     # "lithium", "calcium") are never one thing: a match between them is neither an answer nor
@@ -92,8 +93,10 @@ class ConsultReplySettings(BaseModel):
     substances_apart: bool = Field(True, description="a substance the patient names never matches another")
     # The typer reads the turn without the purposes its context sentences state
     # (consult_text.without_purpose): "I'm pregnant. I've been taking atorvastatin for
-    # cholesterol. Is it safe to keep taking it?" read as a question about what it is for.
-    typer_skips_purpose: bool = Field(True, description="the typer reads no stated purpose outside the question")
+    # cholesterol. Is it safe to keep taking it?" read as a question about what it is for. Off
+    # since a helper's "I take it for lupus. My aunt takes it for RA. How can one drug treat
+    # both?" lost its question (session 27; test 1 gained, 1 lost before that).
+    typer_skips_purpose: bool = Field(False, description="the typer reads no stated purpose outside the question")
     typer_attribution: bool = Field(True, description="type a bare 'is that from the pill?' as the question it asks")
     # The LLM as a judge of meaning for the closest items: "does the patient describe <item>?"
     # (one token, yes/no log-probabilities). MiniLM puts "loose stools" at 0.35 from "diarrhea";

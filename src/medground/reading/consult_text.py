@@ -157,9 +157,9 @@ def attribution_question(turn: str, names: Sequence[str] = (), kinds: Sequence[s
     k = asked[-1]
     clauses = [c for c in re.split(r"[,;:\u2014]|\s-\s", sentences[k]) if WORD.search(c)]
     before = " ".join(sentences[:k] + ([", ".join(clauses[:-1])] if len(clauses) > 1 else [])).strip()
-    # asked first, told after: "Is it the statin? My muscles hurt since I started Zocor."
-    after = "" if before else next((x for x in sentences[k + 1:] if not x.endswith("?")), "")
-    if not (before or after) or not clauses:
+    # Not a sentence after it: "Is that the metoprolol? The bottle says Toprol XL …" asks which
+    # drug it is (a helper's case; "Is it the statin? My muscles hurt …" was the gain, and lost).
+    if not before or not clauses:
         return None
     named = {w.lower() for name in names for w in WORD.findall(name)}
     every = WORD.findall(clauses[-1])
@@ -172,7 +172,7 @@ def attribution_question(turn: str, names: Sequence[str] = (), kinds: Sequence[s
         return None
     if any(w not in _POINTERS | _TIES | AUXILIARIES | medicine for w in words):
         return None
-    described = (re.split(r"(?<=[.?!])\s+", before)[-1] if before else after).rstrip(" .!?,;")
+    described = re.split(r"(?<=[.?!])\s+", before)[-1].rstrip(" .!?,;")
     return f"Can this medicine cause this: {described}?"
 
 
@@ -185,9 +185,17 @@ _PURPOSE_ENDS = frozenset("and but since because so though although which that n
 _TAKING = frozenset("on take takes taking took start started starting prescribed using use uses".split())
 
 
+def _opens_purpose(low: Sequence[str], k: int, named: set[str]) -> bool:
+    """Whether the "for" at ``k`` says why a medicine is taken: right after the medicine's name, a
+    referent noun or "it", or after any word that follows "on"/"take" (a name the database lacks:
+    "on HCTZ for"). Not with words between: "Is Haldol okay for someone with Parkinson's?" asks
+    about the patient, and "lisinopril last month for" was tried and lost that reading."""
+    return low[k] == "for" and (low[k - 1] in named or (k > 1 and low[k - 2] in _TAKING))
+
+
 def purpose_words(turn: str, names: Sequence[str] = ()) -> frozenset[str]:
-    """The content words that say why the patient takes the medicine: those after "for" right
-    after its name, a referent noun, "it" or a word after "on"/"take" ("put me on HCTZ for blood pressure", "I take the pill
+    """The content words that say why the patient takes the medicine: those after a "for" that
+    opens a purpose (:func:`_opens_purpose`: "put me on HCTZ for blood pressure", "I take the pill
     for my thyroid"), up to the clause's end or a conjunction. They say what the drug is for, not
     what is asked: "blood pressure" there is no "Hypotension" among its side effects."""
     named = {w.lower() for name in names for w in WORD.findall(name)} | REFERENTS | {"it"}
@@ -195,10 +203,9 @@ def purpose_words(turn: str, names: Sequence[str] = ()) -> frozenset[str]:
     out: set[str] = set()
     for words in clause_words(turn):
         low = [w.lower() for w in words]
-        for i in range(len(low) - 2):
-            # its name, or any word after "on"/"take"… ("on HCTZ for", a name the database lacks)
-            if low[i + 1] == "for" and (low[i] in named or (i and low[i - 1] in _TAKING)):
-                for w in low[i + 2:]:
+        for k in range(1, len(low) - 1):
+            if _opens_purpose(low, k, named):
+                for w in low[k + 1:]:
                     if w in _PURPOSE_ENDS:
                         break
                     if w not in stop:
@@ -206,31 +213,27 @@ def purpose_words(turn: str, names: Sequence[str] = ()) -> frozenset[str]:
     return frozenset(out)
 
 
-def without_purpose(turn: str, names: Sequence[str] = ()) -> str:
-    """``turn`` without the purposes its context sentences state (:func:`purpose_words`'s "for …"
-    spans, in sentences that are not its question): "I've been taking atorvastatin for cholesterol.
-    Is it safe to keep taking it?" reads to the typer as a question about what the drug is for.
-    A question sentence keeps its "for …": "Is it for restless legs too?" asks exactly that."""
+def without_purpose(turn: str, names: Sequence[str] = (), keep_question: bool = True) -> str:
+    """``turn`` without the purposes it states (:func:`purpose_words`'s "for …" spans): what else
+    it says. With ``keep_question`` a question sentence keeps its "for …" ("Is it for restless
+    legs too?" asks exactly that): what the typer could read with ``reply.typer_skips_purpose``."""
     named = {w.lower() for name in names for w in WORD.findall(name)} | REFERENTS | {"it"}
-    asked = set(questions(turn))
+    asked = set(questions(turn)) if keep_question else set()
     out = []
     for sentence in (x.strip() for x in re.split(r"(?<=[.?!])\s+", turn.strip()) if x.strip()):
         if sentence in asked:
             out.append(sentence)
             continue
-        tokens = list(WORD.finditer(sentence))
         cut: list[tuple[int, int]] = []
-        for i in range(len(tokens) - 2):
-            low = [t.group().lower() for t in tokens[max(0, i - 1):i + 2]]
-            before, word, nxt = (low if i else ["", *low])
-            if nxt == "for" and (word in named or before in _TAKING):
-                start = end = tokens[i + 1].start()
-                for t in tokens[i + 2:]:
-                    if t.group().lower() in _PURPOSE_ENDS or _CLAUSE.search(sentence[end:t.start()]):
-                        break
-                    end = t.end()
-                if end > start:
-                    cut.append((start, end))
+        for clause in re.finditer(r"[^.?!,;:()\n]+", sentence):  # clause_words' units, with offsets
+            tokens = [(clause.start() + t.start(), clause.start() + t.end(), t.group().lower())
+                      for t in WORD.finditer(clause.group())]
+            low = [w for _, _, w in tokens]
+            for k in range(1, len(low) - 1):
+                if _opens_purpose(low, k, named):
+                    end = next((tokens[j - 1][1] for j in range(k + 1, len(low)) if low[j] in _PURPOSE_ENDS),
+                               tokens[-1][1])
+                    cut.append((tokens[k][0], end))
         for a, b in reversed(cut):
             sentence = (sentence[:a].rstrip() + " " + sentence[b:].lstrip()).strip()
         out.append(re.sub(r"\s+([.,;:!?])", r"\1", sentence))
