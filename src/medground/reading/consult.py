@@ -37,6 +37,7 @@ from medground.reading.consult_settings import CHECKED_TYPES, TERM_TYPES, Consul
 from medground.reading.consult_text import (
     attribution_question,
     clinical_terms,
+    is_yes_no,
     content_phrases,
     purpose_words,
     without_purpose,
@@ -44,6 +45,7 @@ from medground.reading.consult_text import (
     split_items,
 )
 from medground.reading.class_match import named_class
+from medground.reading.record_facts import asks_sameness, class_sentence, names_citation, sameness_sentence
 from medground.reading.consult_sentences import PHRASE, first_sentence, groups_sentence, listing
 from medground.reading.patient_condition import (
     CONDITION_READS,
@@ -298,6 +300,22 @@ class ConsultReader:
             return now
         return known(context_ids)
 
+    @staticmethod
+    def record_reply(turn: str, drug: Drug, top_type: AttributeType | None, others: Sequence[Drug],
+                     choices: list[EntryChoice], p_none: float, none_above: float) -> Reply | None:
+        """Where the reader would abstain, what the drug record itself answers
+        (reading/record_facts.py): its class, asked of a drug without a class entry."""
+        if others:
+            return None
+        # the typer's reading must be the class (not "no record answers": a question on the pill's
+        # looks, an alternative, the price has a class too, and is not answered by it)
+        if top_type is A.DRUG_CLASS and drug.drug_class and p_none < none_above:
+            first = class_sentence(drug)
+        else:
+            return None
+        return Reply("answered", first, [names_citation(drug)], first, ranked=choices, p_none=p_none,
+                     reason="answered from the drug record")
+
     def purpose_phrases(self, turn: str, names: Sequence[str]) -> set[str]:
         """The turn's phrases that only say why the drug is taken: they hold a word of a stated
         purpose (consult_text.purpose_words) and are not said again outside it — "for my heart
@@ -391,12 +409,20 @@ class ConsultReader:
         if not choices:
             text = f"The medicine database has no entries for {name}."
             return Reply("insufficient_evidence", text, [], text, p_none=p_none, reason="no entries")
+        if s.record_facts and not others and (said := asks_sameness(turns[-1] if turns else "", drug)):
+            # two of its names asked to be one medicine: the record's names answer, not an entry
+            first = sameness_sentence(drug, said, is_yes_no(turns[-1]))
+            return Reply("answered", first, [names_citation(drug)], first, ranked=choices, p_none=p_none,
+                         reason="answered from the drug record")
         best = choices[0]
         self.check_items(turns[-1] if turns else "", best)
         matched = distinct([m for m in best.items if m.answers(s.match_at)], [m.text for m in best.items])[: s.max_items]
         held, elsewhere = held_and_elsewhere(choices, drug.drug_id, p_type)
         top_type = max(p_type, key=p_type.get) if p_type else None
         if not matched and no_entry_relates(p_none, top_type, held, elsewhere, s):
+            if s.record_class and (facts := self.record_reply(turns[-1] if turns else "", drug, top_type,
+                                                               others, choices, p_none, s.none_above)) is not None:
+                return facts
             covers = ", ".join(sorted(PHRASE.get(t, t.value) for t in held))
             asked = None if p_none >= s.none_above or top_type is None else PHRASE.get(top_type, top_type.value)
             if asked is None:

@@ -97,6 +97,13 @@ class ConsultReplySettings(BaseModel):
     # since a helper's "I take it for lupus. My aunt takes it for RA. How can one drug treat
     # both?" lost its question (session 27; test 1 gained, 1 lost before that).
     typer_skips_purpose: bool = Field(False, description="the typer reads no stated purpose outside the question")
+    # The drug record answers what it holds (reading/record_facts.py): two of its names asked to be
+    # one medicine ("Is Norvasc the same as amlodipine?") — and, with ``record_class``, where it
+    # would abstain on a class question, its class ("Is Zoloft an SSRI?"). Session 27, dev: the
+    # names 1 of 506 replies changed; the class 18 more, about 11 "what is xanax" answered well and
+    # 7 misfires ("what can take the place of tramadol" → its class), so it is off.
+    record_facts: bool = Field(True, description="answer whether two names are one medicine from the drug record")
+    record_class: bool = Field(False, description="where it would abstain on a class question, the record's class")
     typer_attribution: bool = Field(True, description="type a bare 'is that from the pill?' as the question it asks")
     # The LLM as a judge of meaning for the closest items: "does the patient describe <item>?"
     # (one token, yes/no log-probabilities). MiniLM puts "loose stools" at 0.35 from "diarrhea";
