@@ -17,6 +17,7 @@ per-option reader was built). Build on dev; report on test.
     python benchmarks/rewording.py run --config configs/pipelines/variants/rag-gate0.yaml --label rag-gate0 --split dev --free
     python benchmarks/rewording.py gatefit --label rag-gate0                 # the support gate refit on dev
     python benchmarks/rewording.py cost --n 6                              # on a quiet machine
+    python benchmarks/rewording.py cooccur --label rag-s24 --split dev      # option weighting, simulated
     python benchmarks/rewording.py promptab --n 8                          # the two answer prompts, alternating
     python benchmarks/rewording.py evidenceab --n 8 --tokens 250           # two evidence budgets, alternating
     python benchmarks/rewording.py readerab --n 12 --set evidence_tokens=250 permute_stop_at=0.8 --section S
@@ -25,6 +26,7 @@ per-option reader was built). Build on dev; report on test.
 
 from __future__ import annotations
 
+import math
 import argparse
 import json
 import os
@@ -495,6 +497,63 @@ def settings_ab(args) -> None:
     reader_ab(args, update, args.section)
 
 
+def cooccur(args) -> None:
+    """Options that share an evidence sentence with the question's rare words, weighted up: a
+    simulation over a stored multiple-choice run (no LLM call). An option's support is the best
+    share of the question's IDF weight (its terms minus every option's; IDF over the textbook
+    chunks) held by a cited sentence naming at least half of the option's own terms; p(X) becomes
+    p(X)·exp(beta · support(X)). Session 27, dev: at most +1 of 118 (docs/benchmarks.md)."""
+    from medground.corpus.sentences import split_spans
+    from medground.eval.metrics import mcnemar_test
+    from medground.index.text import text_tokenizer
+    from medground.store.chunks import ChunkStore
+
+    tok, store = text_tokenizer(), ChunkStore.default()
+    df: dict[str, int] = {}
+    n_chunks = 0
+    for c in store.iter_chunks(["openstax"]):
+        n_chunks += 1
+        for t in set(tok.tokenize(c.text)):
+            df[t] = df.get(t, 0) + 1
+
+    def idf(t: str) -> float:
+        return math.log(1 + n_chunks / df.get(t, 1))
+
+    records = _records(args.label, args.split)
+    rows = []
+    for q, _ in load_testbed(args.split):
+        r = records.get(q.qid)
+        if r is None or not r.get("option_scores"):
+            continue
+        terms = {k: set(tok.tokenize(v)) for k, v in q.options.items()}
+        asked = set(tok.tokenize(q.question)) - set().union(*terms.values())
+        weight = sum(idf(t) for t in asked) or 1.0
+        sentences = [set(tok.tokenize(c.text[s:e])) for c in store.get_chunks(r["citation_ids"])
+                     for s, e in split_spans(c.text)]
+        support = {}
+        for k, own in terms.items():
+            own = own - set().union(*(v for j, v in terms.items() if j != k))
+            need = max(1, math.ceil(len(own) / 2))
+            support[k] = max((sum(idf(t) for t in asked & s) / weight for s in sentences
+                              if own and len(own & s) >= need), default=0.0)
+        rows.append((r["gold"], r["option_scores"], support))
+
+    def right(beta: float) -> list[bool]:
+        return [max(p, key=lambda k: math.log(max(p[k], 1e-9)) + beta * sup[k]) == gold for gold, p, sup in rows]
+
+    base = right(0.0)
+    table = []
+    for beta in (0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0):
+        now = right(beta)
+        test = mcnemar_test(base, now)
+        table.append({"beta": beta, "n": len(rows), "right": sum(now),
+                      "gained": sum(a and not b for a, b in zip(now, base)),
+                      "lost": sum(b and not a for a, b in zip(now, base)), "mcnemar_p": round(float(test.pvalue), 4)})
+    save(f"option_cooccurrence_{args.split}_s27", {"label": args.label, "rows": table})
+    print_table(f"Option co-occurrence weight ({args.label}, {args.split})", table,
+                ["beta", "n", "right", "gained", "lost", "mcnemar_p"])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -540,8 +599,11 @@ def main() -> None:
     sa.add_argument("--n", type=int, default=8, help="questions per arm")
     sa.add_argument("--section", default="rewording_reader_ab", help="reader.json section")
     sa.add_argument("--threads", type=int, default=2)
+    co = sub.add_parser("cooccur")
+    co.add_argument("--label", default="rag-s24", help="a stored multiple-choice run")
+    co.add_argument("--split", choices=["dev", "test"], default="dev")
     args = ap.parse_args()
-    {"run": run, "table": table, "freetable": freetable, "gatefit": gatefit, "optionfit": optionfit,
+    {"cooccur": cooccur, "run": run, "table": table, "freetable": freetable, "gatefit": gatefit, "optionfit": optionfit,
      "cost": cost, "promptab": prompt_ab, "evidenceab": evidence_ab, "readerab": settings_ab}[args.cmd](args)
 
 

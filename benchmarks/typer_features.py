@@ -10,16 +10,14 @@ word block appended at weight 0.5, 1 or 2. McNemar against the shipped set-up on
 
 from __future__ import annotations
 
-import sys
 from collections import Counter
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from consult_e2e import _masked, save  # noqa: E402
+from medground.eval.bench import print_table, save_section
 
-from medground.eval.bench import print_table  # noqa: E402
+RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "consult.json"
 
 
 def main() -> None:
@@ -31,7 +29,7 @@ def main() -> None:
     from medground.eval.datasets import load_dataset
     from medground.eval.metrics import mcnemar_test
     from medground.index.embedders import EmbedderSettings, load_embedder
-    from medground.reading.consult_typer import MIN_EXAMPLES, label_of, train
+    from medground.reading.consult_typer import MIN_EXAMPLES, label_of, mask_names, train
     from medground.reading.splits import medication_qa_split
     from medground.retrieve.drug_intent import EMBEDDER_KIND
 
@@ -39,7 +37,11 @@ def main() -> None:
     dev = [(q, lab) for q, lab in items if lab is not None and medication_qa_split(q.qid) == "dev"]
     emb = load_embedder(EmbedderSettings(kind=EMBEDDER_KIND, threads=2))
     y = np.array([lab for _, lab in dev])
-    plain, masked = [q.question for q, _ in dev], [_masked(q) for q, _ in dev]
+    def masked_question(q) -> str:  # the focus drug (and each longer word of its name) as "this medicine"
+        focus = q.metadata.get("focus_drug") or ""
+        return mask_names(q.question, [focus, *focus.split()])
+
+    plain, masked = [q.question for q, _ in dev], [masked_question(q) for q, _ in dev]
     xp, xm = emb.encode_queries(plain), emb.encode_queries(masked)
     strata = np.array([lab if (y == lab).sum() >= 5 else "rare" for lab in y])
     counts = Counter(y)
@@ -87,7 +89,7 @@ def main() -> None:
                      "per_seed": [round(v, 4) for v in acc[a]],
                      "seed0_only_shipped": int((base & ~first[a]).sum()), "seed0_only_this": int((first[a] & ~base).sum()),
                      "seed0_mcnemar_p": None if test is None else round(float(test.pvalue), 4)})
-    save("typer_features_s27", {"rows": rows, "note": "5-fold CV x 3 seeds on Medication QA's dev part only"})
+    save_section(RESULTS, "typer_features_s27", {"rows": rows, "note": "5-fold CV x 3 seeds on Medication QA's dev part only"})
     print_table("Typer features (5-fold CV, dev part)", rows,
                 ["typer", "n", "mean_accuracy", "seed0_only_shipped", "seed0_only_this", "seed0_mcnemar_p"])
 
