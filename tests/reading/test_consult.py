@@ -513,8 +513,10 @@ def test_why_the_patient_takes_it_is_never_one_of_its_side_effects(reader_over):
     # said again outside the purpose, the words are what is asked: "for my blood pressure, and now
     # my blood pressure is really low" is about hypotension
     again = "I'm on hydrochlorothiazide for blood pressure and now my blood pressure is really low. Is that the pill?"
-    assert "blood pressure" not in base.purpose_phrases(again, ["hydrochlorothiazide"])
-    assert base.purpose_phrases(t, ["hydrochlorothiazide"]) >= {"blood pressure"}
+    from medground.reading.consult_text import purpose_phrases
+
+    assert "blood pressure" not in purpose_phrases(again, ["hydrochlorothiazide"])
+    assert purpose_phrases(t, ["hydrochlorothiazide"]) >= {"blood pressure"}
     assert "Hypotension" in base.reply([again], "hydrochlorothiazide").first_sentence
 
 

@@ -26,6 +26,7 @@ The weights are settings, fitted on development sets only (benchmarks/consult_e2
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -37,15 +38,13 @@ from medground.reading.consult_settings import CHECKED_TYPES, TERM_TYPES, Consul
 from medground.reading.consult_text import (
     attribution_question,
     clinical_terms,
-    is_yes_no,
-    content_phrases,
-    purpose_words,
-    without_purpose,
+    purpose_phrases,
     questions,
     split_items,
+    without_purpose,
 )
 from medground.reading.class_match import named_class
-from medground.reading.record_facts import asks_sameness, class_sentence, names_citation, sameness_sentence
+from medground.reading.record_facts import class_reply, sameness_reply
 from medground.reading.consult_sentences import PHRASE, first_sentence, groups_sentence, listing
 from medground.reading.patient_condition import (
     CONDITION_READS,
@@ -133,7 +132,8 @@ class ConsultReader:
         pairs = compounds(question, names) if s.sibling_until > s.match_at else []
         modifiers = modifiers_only(question, names) if s.modifiers_alone == "near" else set()
         named = [subject, *others]
-        purpose = self.purpose_phrases(question, names) if s.purpose_not_effect else set()
+        purpose = (purpose_phrases(question, names, self.space.substance_words()) if s.purpose_not_effect
+                   else set())
         substances = self.space.substance_words() if s.substances_apart else frozenset()
         # An entry is matched against the *other* named drugs (what an interactions entry would
         # list), never against its own drug's name and class; every phrase is embedded once.
@@ -255,7 +255,7 @@ class ConsultReader:
             return None
         treated = self.space.listed_similarity(subject.drug_id, vectors, (A.INDICATIONS,)) >= s.hedge_at
         if s.purpose_not_effect:  # "taking atorvastatin for cholesterol": why, not a substance taken with it
-            why = self.purpose_phrases(question, ItemSpace.drug_names(subject, []))
+            why = purpose_phrases(question, ItemSpace.drug_names(subject, []), self.space.substance_words())
             treated = treated | np.array([p in why for p, _ in phrases])
         condition = self.conditions.named(phrases, s.condition_similarity, vectors, exclude=treated)
         if condition is not None and s.condition_reads in LISTED_ONLY and top is not A.INTERACTIONS:
@@ -299,34 +299,6 @@ class ConsultReader:
         if now or not p_type or max(p_type, key=p_type.get) is not A.INTERACTIONS:
             return now
         return known(context_ids)
-
-    @staticmethod
-    def record_reply(turn: str, drug: Drug, top_type: AttributeType | None, others: Sequence[Drug],
-                     choices: list[EntryChoice], p_none: float, none_above: float) -> Reply | None:
-        """Where the reader would abstain, what the drug record itself answers
-        (reading/record_facts.py): its class, asked of a drug without a class entry."""
-        if others:
-            return None
-        # the typer's reading must be the class (not "no record answers": a question on the pill's
-        # looks, an alternative, the price has a class too, and is not answered by it)
-        if top_type is A.DRUG_CLASS and drug.drug_class and p_none < none_above:
-            first = class_sentence(drug)
-        else:
-            return None
-        return Reply("answered", first, [names_citation(drug)], first, ranked=choices, p_none=p_none,
-                     reason="answered from the drug record")
-
-    def purpose_phrases(self, turn: str, names: Sequence[str]) -> set[str]:
-        """The turn's phrases that only say why the drug is taken: they hold a word of a stated
-        purpose (consult_text.purpose_words) and are not said again outside it — "for my heart
-        rate, and now my heart rate is 44" asks about the heart rate (a helper's case)."""
-        why = purpose_words(turn, names)
-        if not why:
-            return set()
-        substances = self.space.substance_words()
-        apart = set(content_phrases(without_purpose(turn, names, keep_question=False), names, substances=substances))
-        return {p for p in content_phrases(turn, names, substances=substances)
-                if set(p.lower().split()) & why and p not in apart}
 
     def type_probabilities(self, turn: str, names: Sequence[str] = (), kinds: Sequence[str] = ()
                            ) -> tuple[dict[AttributeType, float], float]:
@@ -409,20 +381,20 @@ class ConsultReader:
         if not choices:
             text = f"The medicine database has no entries for {name}."
             return Reply("insufficient_evidence", text, [], text, p_none=p_none, reason="no entries")
-        if s.record_facts and not others and (said := asks_sameness(turns[-1] if turns else "", drug)):
+        if s.record_facts and not others and (same := sameness_reply(turns[-1] if turns else "", drug)):
             # two of its names asked to be one medicine: the record's names answer, not an entry
-            first = sameness_sentence(drug, said, is_yes_no(turns[-1]))
-            return Reply("answered", first, [names_citation(drug)], first, ranked=choices, p_none=p_none,
-                         reason="answered from the drug record")
+            return replace(same, ranked=choices, p_none=p_none)
         best = choices[0]
         self.check_items(turns[-1] if turns else "", best)
         matched = distinct([m for m in best.items if m.answers(s.match_at)], [m.text for m in best.items])[: s.max_items]
         held, elsewhere = held_and_elsewhere(choices, drug.drug_id, p_type)
         top_type = max(p_type, key=p_type.get) if p_type else None
         if not matched and no_entry_relates(p_none, top_type, held, elsewhere, s):
-            if s.record_class and (facts := self.record_reply(turns[-1] if turns else "", drug, top_type,
-                                                               others, choices, p_none, s.none_above)) is not None:
-                return facts
+            if s.record_class and not others and p_none < s.none_above and top_type is A.DRUG_CLASS \
+                    and (facts := class_reply(drug)) is not None:
+                # the typer reads a class question (not "no record answers": the pill's looks, an
+                # alternative or the price have a class too, and are not answered by it)
+                return replace(facts, ranked=choices, p_none=p_none)
             covers = ", ".join(sorted(PHRASE.get(t, t.value) for t in held))
             asked = None if p_none >= s.none_above or top_type is None else PHRASE.get(top_type, top_type.value)
             if asked is None:

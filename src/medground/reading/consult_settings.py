@@ -83,7 +83,7 @@ class ConsultReplySettings(BaseModel):
     # 30 helper-written own-words questions of this shape, 2 gained, 0 lost (docs/benchmarks.md).
     # Why the patient takes the subject ("put me on HCTZ for blood pressure and now I have gout"):
     # the phrases of the words after "for" right after its name, unless said again outside it
-    # (ConsultReader.purpose_phrases), never meet its side effects — "blood pressure" was "Yes —
+    # (consult_text.purpose_phrases), never meet its side effects — "blood pressure" was "Yes —
     # Hypotension is listed" — and are neither a condition nor a substance for the condition
     # reading. Other entries keep them: a warning may name the use ("… atrial fibrillation").
     purpose_not_effect: bool = Field(True, description="a stated purpose never meets the subject's side effects")

@@ -240,6 +240,18 @@ def without_purpose(turn: str, names: Sequence[str] = (), keep_question: bool = 
     return " ".join(out)
 
 
+def purpose_phrases(turn: str, names: Sequence[str] = (), substances: frozenset[str] = frozenset()) -> set[str]:
+    """The turn's content phrases that only say why the drug is taken: they hold a word of a stated
+    purpose (:func:`purpose_words`) and are not said again outside it — "for my heart rate, and
+    now my heart rate is 44" asks about the heart rate (a helper's case)."""
+    why = purpose_words(turn, names)
+    if not why:
+        return set()
+    apart = set(content_phrases(without_purpose(turn, names, keep_question=False), names, substances=substances))
+    return {p for p in content_phrases(turn, names, substances=substances)
+            if set(p.lower().split()) & why and p not in apart}
+
+
 def is_yes_no(turn: str) -> bool:
     """The patient's question (its last sentence with '?', else its last sentence) opens with an
     auxiliary — the sentence or its last clause ("I take amlodipine and my ankles puffed up, is

@@ -13,7 +13,8 @@ import re
 from collections.abc import Sequence
 
 from medground.drug_schema import Drug
-from medground.reading.consult_text import AUXILIARIES, WORD, questions
+from medground.reading.consult_text import AUXILIARIES, WORD, is_yes_no, questions
+from medground.reading.consult_types import Reply
 from medground.schema import Citation
 
 # Words that ask whether two names are one medicine. English's words of sameness, not a list
@@ -86,3 +87,21 @@ def sameness_sentence(drug: Drug, said: Sequence[str], yes_no: bool = True) -> s
 
 def class_sentence(drug: Drug) -> str:
     return f"{drug.display_name} is a medicine of this class: {drug.drug_class.rstrip('.')} [1]."
+
+
+def sameness_reply(turn: str, drug: Drug) -> Reply | None:
+    """The record's names as the reply when a question of ``turn`` asks whether two of the drug's
+    names are one medicine (:func:`asks_sameness`); None otherwise."""
+    said = asks_sameness(turn, drug)
+    if not said:
+        return None
+    first = sameness_sentence(drug, said, is_yes_no(turn))
+    return Reply("answered", first, [names_citation(drug)], first, reason="answered from the drug record")
+
+
+def class_reply(drug: Drug) -> Reply | None:
+    """The record's class as the reply to a class question, when it holds one."""
+    if not drug.drug_class:
+        return None
+    first = class_sentence(drug)
+    return Reply("answered", first, [names_citation(drug)], first, reason="answered from the drug record")
