@@ -159,7 +159,8 @@ class ConsultReader:
         condition = None
         if not others and second is None and p_type and per_drug[subject.drug_id]:
             own = per_drug[subject.drug_id]
-            condition = self.condition_named(question, subject, p_type, own, all_vecs[[row[p] for p, _ in own]])
+            condition = self.condition_named(question, subject, p_type, own, all_vecs[[row[p] for p, _ in own]],
+                                             purpose)
             if condition is not None:
                 p_type = as_condition_question(p_type)
         choices: list[EntryChoice] = []
@@ -244,19 +245,20 @@ class ConsultReader:
                     break
 
     def condition_named(self, question: str, subject: Drug, p_type: dict[AttributeType, float],
-                        phrases: list[tuple[str, float]], vectors: np.ndarray) -> ConditionNamed | None:
+                        phrases: list[tuple[str, float]], vectors: np.ndarray,
+                        purpose: set[str] | frozenset[str] = frozenset()) -> ConditionNamed | None:
         """The condition the patient names when asking whether the subject drug is safe for them
         ("Can I take it while pregnant?"; no second substance named), or None. Only a question the
         typer reads as one of ``condition_reads`` is read so; a condition the drug is for is never
-        it (on Glucophage "for my diabetes", diabetes is why they take it)."""
+        it (on Glucophage "for my diabetes", diabetes is why they take it); nor are ``purpose``'s
+        phrases (consult_text.purpose_phrases), which are not a substance either."""
         s = self.settings
         top = max(p_type, key=p_type.get)
         if s.condition_similarity > 1.0 or self.conditions is None or top not in CONDITION_READS[s.condition_reads]:
             return None
         treated = self.space.listed_similarity(subject.drug_id, vectors, (A.INDICATIONS,)) >= s.hedge_at
-        if s.purpose_not_effect:  # "taking atorvastatin for cholesterol": why, not a substance taken with it
-            why = purpose_phrases(question, ItemSpace.drug_names(subject, []), self.space.substance_words())
-            treated = treated | np.array([p in why for p, _ in phrases])
+        if purpose:  # "taking atorvastatin for cholesterol": why, not a substance taken with it
+            treated = treated | np.array([p in purpose for p, _ in phrases])
         condition = self.conditions.named(phrases, s.condition_similarity, vectors, exclude=treated)
         if condition is not None and s.condition_reads in LISTED_ONLY and top is not A.INTERACTIONS:
             # read past the typer only where the drug's own record names the condition as a

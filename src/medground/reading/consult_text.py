@@ -115,10 +115,24 @@ def content_phrases(text: str, exclude: Sequence[str] = (), longest: int = 3,
     return list(dict.fromkeys(out))
 
 
+def sentences_of(text: str) -> list[str]:
+    """``text``'s sentences: split after '.', '?' or '!' and a space."""
+    return [s.strip() for s in re.split(r"(?<=[.?!])\s+", text.strip()) if s.strip()]
+
+
+def whole_name(name: str) -> re.Pattern[str]:
+    """``name`` as a whole word (or words), any case: "Toprol" is not found in "Toprol-XL"'s part."""
+    return re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])", re.IGNORECASE)
+
+
+def _name_words(names: Sequence[str]) -> set[str]:
+    return {w.lower() for name in names for w in WORD.findall(name)}
+
+
 def questions(turn: str) -> list[str]:
     """The turn's question sentences (those ending in '?'), else its last sentence: what is asked,
     apart from the context around it ("Yes, 10 mg a day. … how does this one bring cholesterol down?")."""
-    sentences = [s.strip() for s in re.split(r"(?<=[.?!])\s+", turn.strip()) if s.strip()]
+    sentences = sentences_of(turn)
     return [s for s in sentences if s.endswith("?")] or sentences[-1:]
 
 
@@ -150,7 +164,7 @@ def attribution_question(turn: str, names: Sequence[str] = (), kinds: Sequence[s
     ``names``: the named drugs' names; ``kinds``: the subject's class and generic name, whose word
     ends may name it ("Is it the steroid?"). A medicine named by what it is for ("Is it the
     cholesterol pill?") is named too. None when the question says something of its own."""
-    sentences = [x.strip() for x in re.split(r"(?<=[.?!])\s+", turn.strip()) if x.strip()]
+    sentences = sentences_of(turn)
     asked = [k for k, x in enumerate(sentences) if x.endswith("?")]
     if not asked:
         return None
@@ -161,7 +175,7 @@ def attribution_question(turn: str, names: Sequence[str] = (), kinds: Sequence[s
     # drug it is (a helper's case; "Is it the statin? My muscles hurt …" was the gain, and lost).
     if not before or not clauses:
         return None
-    named = {w.lower() for name in names for w in WORD.findall(name)}
+    named = _name_words(names)
     every = WORD.findall(clauses[-1])
     describing = {j for _, before in medicine_mentions(every, stop_words()) for j in before}
     words = [w.lower() for j, w in enumerate(every) if j not in describing]
@@ -172,7 +186,7 @@ def attribution_question(turn: str, names: Sequence[str] = (), kinds: Sequence[s
         return None
     if any(w not in _POINTERS | _TIES | AUXILIARIES | medicine for w in words):
         return None
-    described = re.split(r"(?<=[.?!])\s+", before)[-1].rstrip(" .!?,;")
+    described = sentences_of(before)[-1].rstrip(" .!?,;")
     return f"Can this medicine cause this: {described}?"
 
 
@@ -193,50 +207,45 @@ def _opens_purpose(low: Sequence[str], k: int, named: set[str]) -> bool:
     return low[k] == "for" and (low[k - 1] in named or (k > 1 and low[k - 2] in _TAKING))
 
 
+def _purpose_spans(sentence: str, named: set[str]) -> list[tuple[int, int]]:
+    """The character spans of ``sentence`` that state a purpose: from a "for" that opens one
+    (:func:`_opens_purpose`) to its clause's end or the word before a conjunction."""
+    spans: list[tuple[int, int]] = []
+    for clause in re.finditer(r"[^.?!,;:()\n]+", sentence):  # clause_words' units, with offsets
+        tokens = [(clause.start() + t.start(), clause.start() + t.end(), t.group().lower())
+                  for t in WORD.finditer(clause.group())]
+        low = [w for _, _, w in tokens]
+        for k in range(1, len(low) - 1):
+            if _opens_purpose(low, k, named):
+                end = next((tokens[j - 1][1] for j in range(k + 1, len(low)) if low[j] in _PURPOSE_ENDS),
+                           tokens[-1][1])
+                spans.append((tokens[k][0], end))
+    return spans
+
+
 def purpose_words(turn: str, names: Sequence[str] = ()) -> frozenset[str]:
     """The content words that say why the patient takes the medicine: those after a "for" that
     opens a purpose (:func:`_opens_purpose`: "put me on HCTZ for blood pressure", "I take the pill
     for my thyroid"), up to the clause's end or a conjunction. They say what the drug is for, not
     what is asked: "blood pressure" there is no "Hypotension" among its side effects."""
-    named = {w.lower() for name in names for w in WORD.findall(name)} | REFERENTS | {"it"}
-    stop = stop_words()
-    out: set[str] = set()
-    for words in clause_words(turn):
-        low = [w.lower() for w in words]
-        for k in range(1, len(low) - 1):
-            if _opens_purpose(low, k, named):
-                for w in low[k + 1:]:
-                    if w in _PURPOSE_ENDS:
-                        break
-                    if w not in stop:
-                        out.add(w)
-    return frozenset(out)
+    named, stop = _name_words(names) | REFERENTS | {"it"}, stop_words()
+    return frozenset(w.lower() for sentence in sentences_of(turn) for a, b in _purpose_spans(sentence, named)
+                     for w in WORD.findall(sentence[a:b]) if w.lower() not in stop)
 
 
 def without_purpose(turn: str, names: Sequence[str] = (), keep_question: bool = True) -> str:
     """``turn`` without the purposes it states (:func:`purpose_words`'s "for …" spans): what else
     it says. With ``keep_question`` a question sentence keeps its "for …" ("Is it for restless
     legs too?" asks exactly that): what the typer could read with ``reply.typer_skips_purpose``."""
-    named = {w.lower() for name in names for w in WORD.findall(name)} | REFERENTS | {"it"}
+    named = _name_words(names) | REFERENTS | {"it"}
     asked = set(questions(turn)) if keep_question else set()
     out = []
-    for sentence in (x.strip() for x in re.split(r"(?<=[.?!])\s+", turn.strip()) if x.strip()):
-        if sentence in asked:
-            out.append(sentence)
-            continue
-        cut: list[tuple[int, int]] = []
-        for clause in re.finditer(r"[^.?!,;:()\n]+", sentence):  # clause_words' units, with offsets
-            tokens = [(clause.start() + t.start(), clause.start() + t.end(), t.group().lower())
-                      for t in WORD.finditer(clause.group())]
-            low = [w for _, _, w in tokens]
-            for k in range(1, len(low) - 1):
-                if _opens_purpose(low, k, named):
-                    end = next((tokens[j - 1][1] for j in range(k + 1, len(low)) if low[j] in _PURPOSE_ENDS),
-                               tokens[-1][1])
-                    cut.append((tokens[k][0], end))
-        for a, b in reversed(cut):
-            sentence = (sentence[:a].rstrip() + " " + sentence[b:].lstrip()).strip()
-        out.append(re.sub(r"\s+([.,;:!?])", r"\1", sentence))
+    for sentence in sentences_of(turn):
+        if sentence not in asked:
+            for a, b in reversed(_purpose_spans(sentence, named)):
+                sentence = (sentence[:a].rstrip() + " " + sentence[b:].lstrip()).strip()
+            sentence = re.sub(r"\s+([.,;:!?])", r"\1", sentence)
+        out.append(sentence)
     return " ".join(out)
 
 

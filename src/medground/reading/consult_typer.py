@@ -16,11 +16,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-import re
-
 import numpy as np
 
 from medground.drug_schema import AttributeType
+from medground.reading.consult_text import whole_name
 from medground.retrieve.drug_intent import (
     EMBEDDER_KIND,
     MEDICATION_QA_TYPES,
@@ -75,7 +74,7 @@ def mask_names(text: str, names: Sequence[str]) -> str:
     medicine for" learns the question: masked, it types questions about drugs it never saw as well
     (5-fold CV on Medication QA's development part: benchmarks/consult_e2e.py typer)."""
     for name in sorted({n.strip() for n in names if n and len(n.strip()) > 2}, key=len, reverse=True):
-        text = re.sub(rf"(?<![\w-]){re.escape(name)}(?![\w-])", MASK, text, flags=re.IGNORECASE)
+        text = whole_name(name).sub(MASK, text)
     return text
 
 

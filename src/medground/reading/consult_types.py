@@ -30,7 +30,7 @@ class ItemMatch:
     def answers(self, match_at: float) -> bool:
         """Matched closely enough to be what was asked, not through a modifier alone, not a
         sibling, not another substance."""
-        return self.similarity >= match_at and not self.sibling and not self.modifier and not self.other_substance
+        return self.similarity >= match_at and not self.names_something_else
 
     @property
     def names_something_else(self) -> bool:

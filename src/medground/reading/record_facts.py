@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 
 from medground.drug_schema import Drug
-from medground.reading.consult_text import AUXILIARIES, WORD, is_yes_no, questions
+from medground.reading.consult_text import AUXILIARIES, WORD, is_yes_no, questions, whole_name
 from medground.reading.consult_types import Reply
 from medground.schema import Citation
 
@@ -31,7 +31,7 @@ def names_said(text: str, drug: Drug) -> list[str]:
     spellings = {n.lower(): n for n in reversed([drug.generic_name, *drug.brand_names, *drug.synonyms]) if n}
     for name in spellings.values():  # one spelling a name (a brand's, before a synonym's lower case)
         if len(name) > 2:
-            m = re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text, flags=re.IGNORECASE)
+            m = whole_name(name).search(text)
             if m:
                 found.append((m.start(), name))
     said = [n for _, n in sorted(found)]
