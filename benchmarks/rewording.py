@@ -6,6 +6,7 @@ Sets (benchmarks/data/textbook_testbed.md says how each was made):
              reworded_textbooks.jsonl), an opposite-polarity twin of the right option added as a
              fifth option, and the options reordered (both derived here, seeded by the item)
   new        items written from chapters the original set never uses (newchapter_textbooks.jsonl)
+  fresh      36 items in a writer's own words, all test (fresh_textbooks.jsonl, session 28)
 A base item and all its rewordings share one split (reading/splits.py, frozen before the
 per-option reader was built). Build on dev; report on test.
 
@@ -18,6 +19,8 @@ per-option reader was built). Build on dev; report on test.
     python benchmarks/rewording.py gatefit --label rag-gate0                 # the support gate refit on dev
     python benchmarks/rewording.py cost --n 6                              # on a quiet machine
     python benchmarks/rewording.py cooccur --label rag-s24 --split dev      # option weighting, simulated
+    python benchmarks/rewording.py run --config configs/pipelines/variants/direct-permute.yaml --label direct-permute --split dev
+    python benchmarks/rewording.py contrast --label rag-s24 --closed direct-permute   # evidence vs closed book, simulated
     python benchmarks/rewording.py promptab --n 8                          # the two answer prompts, alternating
     python benchmarks/rewording.py evidenceab --n 8 --tokens 250           # two evidence budgets, alternating
     python benchmarks/rewording.py readerab --n 12 --set evidence_tokens=250 permute_stop_at=0.8 --section S
@@ -42,6 +45,7 @@ DATA = ROOT / "benchmarks" / "data"
 RESULTS = ROOT / "benchmarks" / "results" / "reader.json"
 ORIGINAL, REWORDED, NEW = (DATA / "answerable_textbooks.jsonl", DATA / "reworded_textbooks.jsonl",
                            DATA / "newchapter_textbooks.jsonl")
+FRESH = DATA / "fresh_textbooks.jsonl"  # session 28: all held out, loaded with the test split
 LETTERS = "ABCDEFGH"
 METHODS = ("vignette", "lay", "brand", "polarity", "reorder")
 
@@ -117,6 +121,11 @@ def load_testbed(split: str | None) -> list[tuple[object, dict]]:
         if keep(d["qid"]):
             out.append((question(d["qid"], d["question"], d["options"], d["answer"]),
                         {"base": d["qid"], "method": "original", "set": "new", "evidence": d["evidence"]}))
+    if split in (None, "test") and FRESH.exists():
+        for d in _jsonl(FRESH):
+            out.append((question(d["id"], d["question"], d["options"], d["answer"]),
+                        {"base": d["id"], "method": d["style"], "set": "fresh", "evidence": d["evidence"],
+                         "trap": d["trap"]}))
     return out
 
 
@@ -204,6 +213,7 @@ def table(args) -> None:
                "reworded": accuracy_row([b for _, b in pairs]),
                "reworded_vs_original": mcnemar_row([a for a, _ in pairs], [b for _, b in pairs]),
                "per_method": {}, "new": accuracy_row([right[qid] for qid, i in info.items() if i["set"] == "new"]),
+               "fresh": accuracy_row([right[qid] for qid, i in info.items() if i["set"] == "fresh"]),
                "parse_failures": sum(recs[qid].get("outcome") == "parse_failure" for qid in gold),
                "seconds_per_q": round(sum(recs[qid].get("seconds", 0.0) or 0.0 for qid in gold) / len(gold), 2)}
         for m in METHODS:
@@ -219,11 +229,13 @@ def table(args) -> None:
         rows.append(row)
     if closed is not None:
         new_ids = [qid for qid, i in info.items() if i["set"] == "new"]
+        fresh_ids = [qid for qid, i in info.items() if i["set"] == "fresh"]
         all_ids = list(gold)
         for row in rows:
             if row["config"] != args.closed:
                 right = per[row["config"]]
                 row["new_vs_closed"] = mcnemar_row([closed[q] for q in new_ids], [right[q] for q in new_ids])
+                row["fresh_vs_closed"] = mcnemar_row([closed[q] for q in fresh_ids], [right[q] for q in fresh_ids])
                 row["all_vs_closed"] = mcnemar_row([closed[q] for q in all_ids], [right[q] for q in all_ids])
     if len(args.configs) > 1 and args.baseline:
         base = per[args.baseline]
@@ -241,6 +253,8 @@ def table(args) -> None:
              "p_reworded_vs_orig": r["reworded_vs_original"]["p_value"],
              "new": f"{r['new']['accuracy']} (n={r['new']['n']})",
              "p_new_vs_closed": (r.get("new_vs_closed") or {}).get("p_value", ""),
+             "fresh": f"{r['fresh']['accuracy']} (n={r['fresh']['n']})",
+             "p_fresh_vs_closed": (r.get("fresh_vs_closed") or {}).get("p_value", ""),
              "gold_opt_in_ev": r.get("gold_option_in_evidence", ""), "s/q": r["seconds_per_q"]} for r in rows]
     print_table(f"Rewording test bed, {args.split} half ({len(gold)} questions)", flat, list(flat[0]))
     for r in rows:
@@ -554,6 +568,35 @@ def cooccur(args) -> None:
                 ["beta", "n", "right", "gained", "lost", "mcnemar_p"])
 
 
+def contrast(args) -> None:
+    """Evidence contrasted with the closed book (context-aware decoding, Shi et al. 2023), simulated
+    over two stored runs: an option's score is (1 + a)·log p_rag − a·log p_closed, so what the
+    evidence adds weighs over what the 1.5B believes without it. No LLM call; a = 0 is the run."""
+    from medground.eval.metrics import mcnemar_test
+
+    items = load_testbed(args.split)
+    rag, closed = _records(args.label, args.split), _records(args.closed, args.split)
+    rows_in = [(q.qid, i["set"], q.answer, rag[q.qid]["option_scores"], closed[q.qid]["option_scores"])
+               for q, i in items if rag.get(q.qid, {}).get("option_scores") and closed.get(q.qid, {}).get("option_scores")]
+
+    def right(a: float, only: str | None = None) -> list[bool]:
+        return [max(p, key=lambda k: (1 + a) * math.log(max(p[k], 1e-9)) - a * math.log(max(c.get(k, 1e-9), 1e-9)))
+                == gold for _, kind, gold, p, c in rows_in if only is None or kind == only]
+
+    base = right(0.0)
+    table = []
+    for a in (0.0, 0.1, 0.25, 0.5, 0.75, 1.0, 1.5):
+        now = right(a)
+        test = mcnemar_test(base, now)
+        table.append({"alpha": a, "n": len(now), "right": sum(now), "original": sum(right(a, "original")),
+                      "reworded": sum(right(a, "reworded")), "new": sum(right(a, "new")),
+                      "gained": sum(x and not y for x, y in zip(now, base)),
+                      "lost": sum(y and not x for x, y in zip(now, base)), "mcnemar_p": round(float(test.pvalue), 4)})
+    save(f"evidence_contrast_{args.split}_s28", {"label": args.label, "closed": args.closed, "rows": table})
+    print_table(f"Evidence contrasted with the closed book ({args.label} vs {args.closed}, {args.split})", table,
+                list(table[0]))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -602,8 +645,12 @@ def main() -> None:
     co = sub.add_parser("cooccur")
     co.add_argument("--label", default="rag-s24", help="a stored multiple-choice run")
     co.add_argument("--split", choices=["dev", "test"], default="dev")
+    ct = sub.add_parser("contrast")
+    ct.add_argument("--label", default="rag-s24", help="a stored multiple-choice run with evidence")
+    ct.add_argument("--closed", default="direct-permute", help="a stored closed-book run, same debiasing")
+    ct.add_argument("--split", choices=["dev", "test"], default="dev")
     args = ap.parse_args()
-    {"cooccur": cooccur, "run": run, "table": table, "freetable": freetable, "gatefit": gatefit, "optionfit": optionfit,
+    {"contrast": contrast, "cooccur": cooccur, "run": run, "table": table, "freetable": freetable, "gatefit": gatefit, "optionfit": optionfit,
      "cost": cost, "promptab": prompt_ab, "evidenceab": evidence_ab, "readerab": settings_ab}[args.cmd](args)
 
 

@@ -5,7 +5,12 @@ set-up (MiniLM + class-balanced logistic regression, trained on plain + name-mas
 read masked) against TF-IDF word 1–2-grams alone, character 2–5-grams alone, and MiniLM with the
 word block appended at weight 0.5, 1 or 2. McNemar against the shipped set-up on seed 0's folds.
 
-    python benchmarks/typer_features.py   # → benchmarks/results/consult.json "typer_features_s27"
+    python benchmarks/typer_features.py            # → benchmarks/results/consult.json "typer_features_s27"
+    python benchmarks/typer_features.py finetune   # → "typer_finetune_s28" (session 28)
+
+``finetune``: MiniLM itself fine-tuned, SetFit's way (cosine loss on pairs of questions of one
+type and of two types, then the same logistic regression), against the frozen MiniLM on the same
+folds. Both arms use the sentence-transformers MiniLM (fp32), so only the fine-tuning differs.
 """
 
 from __future__ import annotations
@@ -94,5 +99,90 @@ def main() -> None:
                 ["typer", "n", "mean_accuracy", "seed0_only_shipped", "seed0_only_this", "seed0_mcnemar_p"])
 
 
+def _dev_questions():
+    from medground.eval.datasets import load_dataset
+    from medground.reading.consult_typer import label_of, mask_names
+    from medground.reading.splits import medication_qa_split
+
+    items = [(q, label_of(q.metadata["question_type"])) for q in load_dataset("medication-qa")]
+    dev = [(q, lab) for q, lab in items if lab is not None and medication_qa_split(q.qid) == "dev"]
+    masked = []
+    for q, _ in dev:
+        focus = q.metadata.get("focus_drug") or ""
+        masked.append(mask_names(q.question, [focus, *focus.split()]))
+    return [q.question for q, _ in dev], masked, np.array([lab for _, lab in dev])
+
+
+def finetune(pairs_per_question: int = 8, folds: int = 5, seed: int = 0) -> None:
+    import random
+
+    import torch
+    from sentence_transformers import SentenceTransformer
+    from sklearn.model_selection import StratifiedKFold
+
+    from medground.eval.metrics import mcnemar_test
+    from medground.index.embedders import _package_model_dir
+    from medground.reading.consult_typer import train
+
+    torch.set_num_threads(2)
+    plain, masked, y = _dev_questions()
+    strata = np.array([lab if (y == lab).sum() >= 5 else "rare" for lab in y])
+    path = str(_package_model_dir())
+
+    def encode(model, texts):
+        return model.encode(texts, batch_size=64, normalize_embeddings=True, convert_to_numpy=True)
+
+    def tuned(texts, labels, fold_seed):
+        rng = random.Random(fold_seed)
+        by_label: dict[str, list[str]] = {}
+        for t, lab in zip(texts, labels):
+            by_label.setdefault(lab, []).append(t)
+        pairs = []
+        for t, lab in zip(texts, labels):
+            for _ in range(pairs_per_question // 2):
+                pairs.append((t, rng.choice(by_label[lab]), 1.0))
+                other = rng.choice([k for k in by_label if k != lab])
+                pairs.append((t, rng.choice(by_label[other]), 0.0))
+        rng.shuffle(pairs)
+        torch.manual_seed(fold_seed)  # dropout
+        model = SentenceTransformer(path, device="cpu")
+        opt = torch.optim.AdamW(model.parameters(), lr=2e-5)
+        model.train()
+        for i in range(0, len(pairs), 32):
+            batch = pairs[i:i + 32]
+            # tokenize pads to the batch's longest question (preprocess pads to 256 tokens: 10× slower)
+            a = model(model.tokenize([p[0] for p in batch]))["sentence_embedding"]
+            b = model(model.tokenize([p[1] for p in batch]))["sentence_embedding"]
+            loss = torch.nn.functional.mse_loss(torch.nn.functional.cosine_similarity(a, b),
+                                                torch.tensor([p[2] for p in batch]))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        model.eval()
+        return model
+
+    frozen = SentenceTransformer(path, device="cpu")
+    right = {"frozen": np.zeros(len(y), dtype=bool), "fine-tuned": np.zeros(len(y), dtype=bool)}
+    for k, (tr, te) in enumerate(StratifiedKFold(folds, shuffle=True, random_state=seed).split(plain, strata)):
+        labels = list(y[tr]) * 2
+        texts = [plain[i] for i in tr] + [masked[i] for i in tr]
+        read = [masked[i] for i in te]
+        for arm, model in (("frozen", frozen), ("fine-tuned", tuned(texts, labels, k))):
+            m = train(encode(model, texts), labels)
+            pred = [m.classes[i] for i in m.probabilities(encode(model, read)).argmax(axis=1)]
+            right[arm][te] = [p == g for p, g in zip(pred, y[te])]
+    test = mcnemar_test(list(right["frozen"]), list(right["fine-tuned"]))
+    rows = [{"typer": arm, "n": len(y), "accuracy": round(float(r.mean()), 4),
+             "only_frozen": int((right["frozen"] & ~right["fine-tuned"]).sum()),
+             "only_fine_tuned": int((right["fine-tuned"] & ~right["frozen"]).sum()),
+             "mcnemar_p": round(float(test.pvalue), 4)} for arm, r in right.items()]
+    save_section(RESULTS, "typer_finetune_s28", {"rows": rows, "pairs_per_question": pairs_per_question,
+                                                "note": f"{folds}-fold CV (seed {seed}) on Medication QA's dev part only"})
+    print_table("Typer: MiniLM fine-tuned SetFit's way vs frozen (CV, dev part)", rows,
+                ["typer", "n", "accuracy", "only_frozen", "only_fine_tuned", "mcnemar_p"])
+
+
 if __name__ == "__main__":
-    main()
+    import sys
+
+    finetune() if sys.argv[1:] == ["finetune"] else main()

@@ -100,6 +100,10 @@ def test_parse_name_with_brands():
         "Doxorubicin", ["Adriamycin", "Doxil"])
     assert parse_name_with_brands("Other Anthracyclines") is None
     assert strip_salt("cromolyn sodium") == "cromolyn"
+    assert strip_salt("quetiapine fumarate") == "quetiapine"
+    # without its salt word the rest is a chemical group, not a drug (Tecfidera was "dimethyl")
+    assert strip_salt("dimethyl fumarate") == "dimethyl fumarate"
+    assert strip_salt("magnesium sulfate") == "magnesium sulfate"
 
 
 def test_link_brand_by_lexicon_then_label_text():

@@ -126,6 +126,9 @@ _SALTS = ("hydrochloride", "hcl", "sodium", "potassium", "bromide", "mesylate", 
           "citrate", "besylate", "chloride", "phosphate", "calcium", "magnesium")
 _MINERALS = {"calcium", "magnesium", "sodium", "potassium", "lithium", "zinc", "iron", "silver",
              "aluminum", "aluminium", "ferrous"}
+# What is left of "dimethyl fumarate" without its salt word is a chemical group, not a drug: the
+# salt word is then part of the drug's name, as with a mineral.
+_CHEMICAL_GROUP = re.compile(r"(?:mono|di|tri)?(?:methyl|ethyl|propyl|butyl)")
 _FORMS = re.compile(r"\b(ophthalmic|otic)\s+(solution|suspension)\b|\bpatch\b|\bsolution\b"
                     r"|\bextended[- ]release\b|\b(er|xr|sr|dr)$")
 _STRENGTH = re.compile(r"\b\d+(\.\d+)?\s*%(\s+and\s+\d+(\.\d+)?\s*%)?")
@@ -137,11 +140,12 @@ def normalize_name(name: str) -> str:
 
 
 def strip_salt(name: str) -> str:
-    """"metoprolol tartrate" → "metoprolol"; "magnesium sulfate" stays (the salt is the drug)."""
+    """"metoprolol tartrate" → "metoprolol"; "magnesium sulfate" and "dimethyl fumarate" stay (the
+    salt is the drug)."""
     for salt in _SALTS:
         if name.endswith(" " + salt):
             rest = name[: -len(salt) - 1].strip()
-            if rest and rest not in _MINERALS:
+            if rest and rest not in _MINERALS and not _CHEMICAL_GROUP.fullmatch(rest):
                 return rest
     return name
 

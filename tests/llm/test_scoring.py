@@ -172,3 +172,16 @@ def test_weigh_prior_keeps_failures_and_mixes_log_linearly():
     failed = OptionScores("parse_failure", None)
     assert weigh_prior(failed, closed, 0.5) is failed  # never turned into a letter
     assert weigh_prior(grounded, failed, 0.5) is grounded
+
+
+def test_weigh_prior_above_one_contrasts_the_evidence_with_the_prior():
+    from medground.llm.scoring import OptionScores, weigh_prior
+
+    # the evidence favours B a little; the model favoured A far more without it: the option the
+    # evidence raised (B: 0.1 → 0.45) wins over the one it lowered (A: 0.8 → 0.5)
+    grounded = OptionScores("answered", "A", probs={"A": 0.5, "B": 0.45, "C": 0.05})
+    closed = OptionScores("answered", "A", probs={"A": 0.8, "B": 0.1, "C": 0.1})
+    contrast = weigh_prior(grounded, closed, 1.5)
+    assert contrast.choice == "B"
+    raw = {k: grounded.probs[k] ** 1.5 * closed.probs[k] ** -0.5 for k in grounded.probs}
+    assert contrast.probs["B"] == pytest.approx(raw["B"] / sum(raw.values()))

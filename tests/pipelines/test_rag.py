@@ -127,6 +127,19 @@ def test_evidence_weight_tempers_the_grounded_read_with_the_closed_book_one(tiny
     assert mixed.citations == alone.citations  # the evidence shown is unchanged
 
 
+def test_evidence_weight_above_one_counts_the_closed_book_belief_against_an_option(tiny_chunks, mcq):
+    import math
+
+    # with the passages A edges B; without them the model was sure of A: the contrast reads B
+    sway = {"A": math.log(0.45), "B": math.log(0.4), "C": math.log(0.1), "D": math.log(0.05)}
+    prior = {"A": math.log(0.85), "B": math.log(0.05), "C": math.log(0.05), "D": math.log(0.05)}
+    alone = RagPipeline(_EvidenceSwaysLLM(sway, prior), _engine(tiny_chunks)).answer(mcq)
+    contrast = RagPipeline(_EvidenceSwaysLLM(sway, prior), _engine(tiny_chunks),
+                           ReaderSettings(evidence_weight=1.5)).answer(mcq)
+    assert alone.choice == "A" and contrast.choice == "B"
+    assert set(contrast.detail.score_parts) == {"letters", "closed_book"}
+
+
 def test_evidence_weight_one_is_the_plain_grounded_read(tiny_chunks, mcq):
     llm = ScriptedLLM(lambda u, k: "")
     RagPipeline(llm, _engine(tiny_chunks), ReaderSettings(evidence_weight=1.0)).answer(mcq)

@@ -46,6 +46,15 @@ def reader(reader_over):
     return reader_over(catalog)
 
 
+def test_a_label_table_row_or_cross_reference_is_read_as_what_it_names():
+    label = ("* Flushing [see Warnings and Precautions ( 5.4 )].\nErythema 5 1\nDyspnea 13.8 7.8\nDyspnea 14.2 5.5\n"
+             "Bleed at critical site 1 (0.04%) 2 (0.13%)\nChronic kidney disease stage 4\n25-150 mg orally daily.")
+    items = split_items(label)
+    assert items == ["Flushing", "Erythema", "Dyspnea", "Bleed at critical site", "Chronic kidney disease stage 4",
+                     "25-150 mg orally daily."]
+    assert all(item in label for item in items)  # a quote of an item is still the record's own words
+
+
 def test_items_phrases_and_question_form():
     assert split_items("Cough\nRash") == ["Cough", "Rash"]
     assert split_items("Dyspepsia, GI bleeding, rash") == ["Dyspepsia", "GI bleeding", "rash"]

@@ -358,7 +358,9 @@ def score_options_verify(llm: LLM, build: Callable[[str], list[Message]], option
 
 def weigh_prior(grounded: OptionScores, closed: OptionScores, evidence_weight: float) -> OptionScores:
     """The option distribution argmax-ed as w·log p(option | evidence) + (1 − w)·log p(option | no
-    evidence), renormalized: the reader's own prior tempers what the evidence suggests. A failed
+    evidence), renormalized. w < 1: the reader's own prior tempers what the evidence suggests;
+    w > 1: the prior counts against it (context-aware decoding), so an option the evidence raises
+    wins over one the model believed without it. A failed
     grounded read stays a failure; a failed closed-book read leaves the grounded scores as they are."""
     if grounded.outcome != "answered" or closed.outcome != "answered" or not closed.probs:
         return grounded

@@ -57,15 +57,16 @@ def read_choice(
 def read_grounded_choice(llm: LLM, question: Question, context_block: str, settings: ReaderSettings,
                          tally: Tally) -> OptionScores:
     """``read_choice`` with the evidence, mixed with the per-option check when
-    ``settings.check_weight`` > 0, and tempered by the closed-book read when
-    ``settings.evidence_weight`` < 1 (and there is evidence to temper)."""
+    ``settings.check_weight`` > 0, and weighed against the closed-book read when
+    ``settings.evidence_weight`` is not 1 (and there is evidence): below 1 the prior tempers the
+    evidence, above 1 the evidence is contrasted with it."""
     scores = read_choice(llm, question, context_block, settings, tally)
     parts: dict[str, dict[str, float]] = {"letters": dict(scores.probs)}
     if settings.check_weight > 0.0 and settings.scoring != "verify" and scores.outcome == "answered":
         check = read_choice(llm, question, context_block, settings.model_copy(update={"scoring": "verify"}), tally)
         parts["check"] = dict(check.probs)
         scores = weigh_prior(scores, check, 1.0 - settings.check_weight)
-    if settings.evidence_weight < 1.0 and context_block and scores.outcome == "answered":
+    if settings.evidence_weight != 1.0 and context_block and scores.outcome == "answered":
         closed = read_choice(llm, question, "", settings, tally)
         parts["closed_book"] = dict(closed.probs)
         scores = weigh_prior(scores, closed, settings.evidence_weight)

@@ -22,11 +22,31 @@ def clause_words(text: str) -> list[list[str]]:
     return [WORD.findall(clause) for clause in _CLAUSE.split(text)]
 
 
+# A label's cross-reference after an item: "Flushing [see Warnings and Precautions ( 5.4 )]."
+_CROSS_REFERENCE = re.compile(r"\s*\[\s*see[^\]]*\]\s*\.?\s*$", re.I)
+# A table row of a label's adverse-reactions table: a name, then two or more numeric cells
+# ("Dyspnea 13.8 7.8", "Bleed at critical site 1 (0.04%) 1 (0.04%)"). One number is no table
+# ("Chronic kidney disease stage 4").
+_CELL = r"(?:[<>≤≥]?\d+(?:\.\d+)?\s*%?|\(\s*[<>≤≥]?\d+(?:\.\d+)?\s*%?\s*\)|[-–—])"
+_TABLE_ROW = re.compile(rf"^(?P<name>[A-Za-z][^\n]*?[A-Za-z)])(?:\s+{_CELL}){{2,}}\s*$")
+
+
+def item_name(line: str) -> str:
+    """What a list line names, without a label's cross-reference or a table row's numbers: the
+    part a reply says and a patient's words meet ("Erythema 5 1" → "Erythema"). Always a
+    verbatim piece of the line, so a quote of it is the record's own words."""
+    line = _CROSS_REFERENCE.sub("", line)
+    row = _TABLE_ROW.match(line)
+    return row.group("name") if row else line
+
+
 def split_items(text: str) -> list[str]:
-    """An entry's items: its lines, or its sentences when it is one paragraph of prose."""
-    lines = [ln.strip(" •-\t") for ln in text.splitlines() if ln.strip(" •-\t")]
+    """An entry's items: its lines (each as ``item_name`` reads it), or its sentences when it is
+    one paragraph of prose."""
+    # bullets: "•", "-", "*", and "?" where a label's bullet character was lost in conversion
+    lines = [item_name(ln.strip(" •-\t*").lstrip("?* ")) for ln in text.splitlines() if ln.strip(" •-\t*?")]
     if len(lines) > 1:
-        return lines
+        return list(dict.fromkeys(ln for ln in lines if ln))
     parts = [x.strip() for x in re.split(r"[,;]\s+", text.strip().rstrip("."))]
     if (len(parts) >= 3 and "." not in text.strip().rstrip(".") and not re.search(r"\d", text)
             and all(len(x.split()) <= 5 for x in parts)):

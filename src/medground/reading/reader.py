@@ -65,8 +65,11 @@ class ReaderSettings(BaseModel):
     evidence_ranking: Literal["lexical", "rrf"] = "lexical"
     # Weigh the grounded option scores against the same reader's closed-book ones (one more read,
     # no evidence): argmax of w·log p(option | evidence) + (1 − w)·log p(option | none). 1.0 =
-    # the evidence alone. Measured in docs/reports/grounding ("evidence_prior_mixture", holdout).
-    evidence_weight: float = Field(1.0, ge=0.0, le=1.0)
+    # the evidence alone; below 1 the prior tempers the evidence (docs/reports/grounding,
+    # "evidence_prior_mixture"); above 1 the evidence is contrasted with the prior — context-aware
+    # decoding (Shi et al. 2023): what the evidence adds counts, what the model believed without it
+    # counts against (benchmarks/rewording.py contrast).
+    evidence_weight: float = Field(1.0, ge=0.0, le=3.0)
     # Multiple choice, read per option (reading/options.py): retrieve with the question alone and
     # with each option joined to it, fused, so every option can bring its own passage ...
     option_queries: bool = False
