@@ -9,6 +9,7 @@ benchmarks/results/consult.json; imports only the package.
                      project; see its header in docs/benchmarks.md)
           medqa      Medication QA single-turn questions whose drug is in the database
           generated  eval/dialogues.py dialogues built from Medication QA test-part questions
+          apart      benchmarks/data/consult_apart.jsonl (session 28; development only)
           Per set: the reply's cited entry right at drug and drug + attribute level, rubric checks
           (first sentence names the asked item when the entry has it; yes/no agrees with the
           entry; no quoted text outside the cited entries), wrong and right abstention, seconds.
@@ -36,6 +37,7 @@ WRITTEN = ROOT / "benchmarks" / "data" / "consult_written.jsonl"
 # Consultations about a condition the patient has, with interaction and indication look-alikes
 # (session 21; made as consult_written.md says, section "consult_conditions.jsonl")
 CONDITIONS = ROOT / "benchmarks" / "data" / "consult_conditions.jsonl"
+APART = ROOT / "benchmarks" / "data" / "consult_apart.jsonl"  # session 28: development only, no test half
 # Which entries (and items) answer each written dialogue, labelled blind to any reply (consult_written.md)
 ENTRY_LABELS = [ROOT / "benchmarks" / "data" / "consult_written_entries.jsonl",
                 ROOT / "benchmarks" / "data" / "consult_conditions_entries.jsonl"]
@@ -210,6 +212,27 @@ def written_items(split: str, path: Path = WRITTEN, prefix: str = "consult-writt
     return out
 
 
+def apart_items(split: str, store) -> list[dict]:
+    """The 40 consultations written apart in session 28 (benchmarks/data/consult_written.md): all
+    development; an item whose drug lacks an entry of the writer's attribute is unanswerable."""
+    from medground.retrieve.drugs import DrugRetriever
+
+    if split != "dev":
+        return []
+    retriever = DrugRetriever(store)
+    out = []
+    for r in (json.loads(line) for line in APART.read_text().splitlines() if line.strip()):
+        exact = [m for m in retriever.find_drugs(r["subject"]) if m.how.startswith("exact")]
+        subject = exact[0].drug_id if exact else r["subject"]
+        held = {a.type.value for a in retriever.attributes if a.drug_id == subject}
+        unanswerable = r["attribute"] is None or r["attribute"] not in held
+        out.append({"id": r["id"], "dialogue": "\n".join(f"Patient: {t['text']}" for t in r["turns"]),
+                    "subject": subject, "attribute": None if unanswerable else r["attribute"],
+                    "terms": [r["answer_item"]] if r.get("answer_item") else [], "kind": r["kind"],
+                    "unanswerable": unanswerable})
+    return out
+
+
 def medqa_items(split: str, store) -> list[dict]:
     from medground.eval.datasets import load_dataset
     from medground.reading.consult_typer import NONE, label_of
@@ -271,6 +294,7 @@ def load_sets(names: list[str], split: str, n: int) -> dict[str, list[dict]]:
     makers = {"written": lambda: written_items(split),
               "conditions": lambda: written_items(split, CONDITIONS, "consult-conditions"),
               "medqa": lambda: medqa_items(split, store),
+              "apart": lambda: apart_items(split, store),
               "generated": lambda: generated_items(split)}
     out = {}
     for name in names:

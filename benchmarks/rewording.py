@@ -186,6 +186,11 @@ def _records(label: str, split: str) -> dict[str, dict]:
     return {r["qid"]: r for r in (json.loads(line) for line in path.read_text().splitlines() if line.strip())}
 
 
+def _paired_row(a: list[bool], b: list[bool]) -> dict | None:
+    """McNemar row of two paired lists; None when a set has no question (a subset run)."""
+    return mcnemar_row(a, b) if a else None
+
+
 def table(args) -> None:
     items = load_testbed(args.split)
     if args.common:  # the questions every run answered (a run of a subset: --only)
@@ -211,7 +216,7 @@ def table(args) -> None:
         row = {"config": label,
                "original": accuracy_row(list(originals.values())),
                "reworded": accuracy_row([b for _, b in pairs]),
-               "reworded_vs_original": mcnemar_row([a for a, _ in pairs], [b for _, b in pairs]),
+               "reworded_vs_original": _paired_row([a for a, _ in pairs], [b for _, b in pairs]),
                "per_method": {}, "new": accuracy_row([right[qid] for qid, i in info.items() if i["set"] == "new"]),
                "fresh": accuracy_row([right[qid] for qid, i in info.items() if i["set"] == "fresh"]),
                "parse_failures": sum(recs[qid].get("outcome") == "parse_failure" for qid in gold),
@@ -234,9 +239,9 @@ def table(args) -> None:
         for row in rows:
             if row["config"] != args.closed:
                 right = per[row["config"]]
-                row["new_vs_closed"] = mcnemar_row([closed[q] for q in new_ids], [right[q] for q in new_ids])
-                row["fresh_vs_closed"] = mcnemar_row([closed[q] for q in fresh_ids], [right[q] for q in fresh_ids])
-                row["all_vs_closed"] = mcnemar_row([closed[q] for q in all_ids], [right[q] for q in all_ids])
+                row["new_vs_closed"] = _paired_row([closed[q] for q in new_ids], [right[q] for q in new_ids])
+                row["fresh_vs_closed"] = _paired_row([closed[q] for q in fresh_ids], [right[q] for q in fresh_ids])
+                row["all_vs_closed"] = _paired_row([closed[q] for q in all_ids], [right[q] for q in all_ids])
     if len(args.configs) > 1 and args.baseline:
         base = per[args.baseline]
         for row in rows:
@@ -250,7 +255,7 @@ def table(args) -> None:
                                      "load_1min": round(os.getloadavg()[0], 2)})
     flat = [{"config": r["config"], "original": f"{r['original']['accuracy']} (n={r['original']['n']})",
              "reworded": f"{r['reworded']['accuracy']} (n={r['reworded']['n']})",
-             "p_reworded_vs_orig": r["reworded_vs_original"]["p_value"],
+             "p_reworded_vs_orig": (r["reworded_vs_original"] or {}).get("p_value", ""),
              "new": f"{r['new']['accuracy']} (n={r['new']['n']})",
              "p_new_vs_closed": (r.get("new_vs_closed") or {}).get("p_value", ""),
              "fresh": f"{r['fresh']['accuracy']} (n={r['fresh']['n']})",
