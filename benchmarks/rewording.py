@@ -46,6 +46,7 @@ RESULTS = ROOT / "benchmarks" / "results" / "reader.json"
 ORIGINAL, REWORDED, NEW = (DATA / "answerable_textbooks.jsonl", DATA / "reworded_textbooks.jsonl",
                            DATA / "newchapter_textbooks.jsonl")
 FRESH = DATA / "fresh_textbooks.jsonl"  # session 28: all held out, loaded with the test split
+FRESH_FREE = DATA / "fresh_free_textbooks.jsonl"  # their free-text forms (session 28, all test)
 LETTERS = "ABCDEFGH"
 METHODS = ("vignette", "lay", "brand", "polarity", "reorder")
 
@@ -153,6 +154,11 @@ def load_free(split: str | None) -> list[tuple[object, dict]]:
                             {"base": d["pair"], "set": "pair_answerable", "accept": a["accept"]}))
                 out.append((Question(qid=f"{d['pair']}~y", dataset="textbook-testbed", question=y["question"]),
                             {"base": d["pair"], "set": "pair_nearmiss", "accept": []}))
+    if split in (None, "test") and FRESH_FREE.exists():
+        for d in _jsonl(FRESH_FREE):
+            out.append((Question(qid=f"{d['id']}~free", dataset="textbook-testbed", question=d["free_question"]),
+                        {"base": d["id"], "set": "fresh", "accept": d["accept"], "reject": d.get("reject", []),
+                         "evidence": d["evidence"]}))
     return out
 
 
@@ -276,6 +282,8 @@ def freetable(args) -> None:
     from medground.reading.support import claims_supported
 
     items = load_free(args.split)
+    if args.only:  # a subset by set (new, pair_answerable, pair_nearmiss, fresh)
+        items = [(q, i) for q, i in items if i["set"] in set(args.only.split(","))]
     info = {q.qid: i for q, i in items}
     questions = {q.qid: q.question for q, _ in items}
     store = open_store(must_exist=True)
@@ -302,6 +310,9 @@ def freetable(args) -> None:
             # the reply's own sentence(s), before any quoted source words (reading/reply.py shape)
             own = r["text"].split("\u201c", 1)[0]
             out[qid] = {"answered": answered, "states_gold": answered and states(r["text"], i["accept"]),
+                        # the trap's wrong answer in the reply's own words, where the set names it
+                        "states_wrong": answered and bool(i.get("reject"))
+                        and states(r["text"].split("\u201c", 1)[0], i["reject"]),
                         "answer_states_gold": answered and states(own, i["accept"]),
                         "supported": bool(answered and cited and claims_supported(r["text"], source,
                                                                                   exclude=[questions[qid]])),
@@ -315,11 +326,12 @@ def freetable(args) -> None:
             return [out[q] for q, i in info.items() if i["set"] == kind]
 
         row = {"config": label}
-        for kind in ("new", "pair_answerable"):
+        for kind in ("new", "pair_answerable", "fresh"):
             got = pick(kind)
             if got:
                 answered = [g for g in got if g["answered"]]
                 row[kind] = {"states_gold": accuracy_row([g["states_gold"] for g in got]),
+                             "states_wrong": accuracy_row([g["states_wrong"] for g in got]),
                              "answer_states_gold": accuracy_row([g["answer_states_gold"] for g in got]),
                              "wrong_abstention": accuracy_row([not g["answered"] for g in got]),
                              "claims_supported": accuracy_row([g["supported"] for g in answered]) if answered else None}
@@ -624,6 +636,7 @@ def main() -> None:
     f.add_argument("--configs", nargs="+", required=True, help="run labels (without -free)")
     f.add_argument("--baseline", default="rag")
     f.add_argument("--section", default=None, help="reader.json section (default: rewording_free_<split>)")
+    f.add_argument("--only", help="comma-separated sets to score (default: all of the split)")
     g = sub.add_parser("gatefit")
     g.add_argument("--label", default="rag-gate0", help="a free-text run made with the gate open")
     g.add_argument("--split", choices=["dev"], default="dev")

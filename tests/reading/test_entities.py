@@ -78,3 +78,14 @@ def test_a_rare_name_no_dictionary_lists_is_an_entity_when_asked_for():
     # without consumer word counts the check keeps to its dictionary
     assert EntityGate(EntityDictionary(GROUPS), lambda t: 1, 15_000, 0.01, names_outside=True).entities(question) == []
     assert [e.name for e in gate().entities(question)] == []
+
+
+def test_rule_any_withholds_only_when_no_entity_of_the_question_is_named():
+    g = gate()
+    q = "Can someone who had chickenpox still get shingles from a cocaine user?"
+    on_chickenpox = ["Chickenpox (varicella) spreads through the air."]
+    assert g.absent(q, on_chickenpox) == ["shingles", "cocaine"]  # "all": any one missing withholds
+    assert g.absent(q, on_chickenpox, rule="any") == []  # one of them is named
+    # a near miss names none of the question's entities: withheld under either rule
+    near = "At what age should one receive the shingles vaccine?"
+    assert g.absent(near, on_chickenpox, rule="any") == ["shingles"]

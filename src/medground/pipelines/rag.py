@@ -123,7 +123,8 @@ class RagPipeline:
             if gate is not None:
                 whole = {c.number: f"{c.label} {c.title} {c.text}" for c in packed.citations}
                 absent = lambda passages: gate.absent(  # noqa: E731
-                    question.question, [whole.get(c.number, c.text) for c in passages])
+                    question.question, [whole.get(c.number, c.text) for c in passages],
+                    rule=self.reader.freetext_entity_rule)
             answer = free_text_answer(self.llm, question, evidence, self.reader, tally,
                                       count_tokens=self.engine.count_tokens, absent_entities=absent)
         else:

@@ -272,9 +272,14 @@ class EntityGate:
         asked = self.entities(question)
         return [bool(asked) and not missing(asked, [p]) for p in passages]
 
-    def absent(self, question: str, passages: Sequence[str]) -> list[str]:
-        """The names, as the question writes them, that no passage names by any synonym."""
-        return [e.name for e in missing(self.entities(question), passages)]
+    def absent(self, question: str, passages: Sequence[str], rule: str = "all") -> list[str]:
+        """The names, as the question writes them, that no passage names by any synonym; with
+        ``rule`` "any", none when the passages name at least one of the question's entities."""
+        asked = self.entities(question)
+        gone = missing(asked, passages)
+        if rule == "any" and len(gone) < len(asked):
+            return []
+        return [e.name for e in gone]
 
 
 def entity_gate(doc_freq: Callable[[str], int | None], n_docs: int, max_df: float, drugs: Iterable[object] = (),

@@ -119,6 +119,11 @@ class ReaderSettings(BaseModel):
     # The entity check also holds the question's rare words that are no ordinary English and that
     # no dictionary names ("glimepiride" answered from a levomilnacipran passage; reading/entities.py).
     freetext_entity_words: bool = False
+    # Which of the question's specific entities the passages an answer rests on must name: "all"
+    # (any one missing withholds the answer), or "any" (withheld only when they name none: a
+    # question that also names a brand, a second condition or a term of its context is answered
+    # from a passage on its main entity; a near miss — shingles asked, varicella found — names none).
+    freetext_entity_rule: Literal["all", "any"] = "all"
     # Free text: the ranked passages that name every specific entity of the question (by any of
     # its names, as the entity check reads them) are packed first ("first"), or alone ("only"),
     # when any does: the reader then cannot answer "usual dose of simvastatin" from a diltiazem
