@@ -47,6 +47,7 @@ ORIGINAL, REWORDED, NEW = (DATA / "answerable_textbooks.jsonl", DATA / "reworded
                            DATA / "newchapter_textbooks.jsonl")
 FRESH = DATA / "fresh_textbooks.jsonl"  # session 28: all held out, loaded with the test split
 FRESH_FREE = DATA / "fresh_free_textbooks.jsonl"  # their free-text forms (session 28, all test)
+OWN_DEV_FREE = DATA / "owndev_free_textbooks.jsonl"  # the same style, written for development (all dev)
 LETTERS = "ABCDEFGH"
 METHODS = ("vignette", "lay", "brand", "polarity", "reorder")
 
@@ -154,6 +155,10 @@ def load_free(split: str | None) -> list[tuple[object, dict]]:
                             {"base": d["pair"], "set": "pair_answerable", "accept": a["accept"]}))
                 out.append((Question(qid=f"{d['pair']}~y", dataset="textbook-testbed", question=y["question"]),
                             {"base": d["pair"], "set": "pair_nearmiss", "accept": []}))
+    if split in (None, "dev") and OWN_DEV_FREE.exists():
+        for d in _jsonl(OWN_DEV_FREE):
+            out.append((Question(qid=f"{d['id']}~free", dataset="textbook-testbed", question=d["free_question"]),
+                        {"base": d["id"], "set": "owndev", "accept": d["accept"], "evidence": d["evidence"]}))
     if split in (None, "test") and FRESH_FREE.exists():
         for d in _jsonl(FRESH_FREE):
             out.append((Question(qid=f"{d['id']}~free", dataset="textbook-testbed", question=d["free_question"]),
@@ -326,7 +331,7 @@ def freetable(args) -> None:
             return [out[q] for q, i in info.items() if i["set"] == kind]
 
         row = {"config": label}
-        for kind in ("new", "pair_answerable", "fresh"):
+        for kind in ("new", "pair_answerable", "fresh", "owndev"):
             got = pick(kind)
             if got:
                 answered = [g for g in got if g["answered"]]

@@ -89,3 +89,13 @@ def test_rule_any_withholds_only_when_no_entity_of_the_question_is_named():
     # a near miss names none of the question's entities: withheld under either rule
     near = "At what age should one receive the shingles vaccine?"
     assert g.absent(near, on_chickenpox, rule="any") == ["shingles"]
+
+
+def test_a_name_given_only_in_parentheses_can_be_read_as_an_aside():
+    q = "Why is the chickenpox shot (given before shingles can start) given to children?"
+    held = gate()
+    asides = EntityGate(EntityDictionary(GROUPS), doc_freq, 15_000, 0.01, asides_too=False)
+    assert [e.name for e in held.entities(q)] == ["chickenpox", "shingles"]
+    assert [e.name for e in asides.entities(q)] == ["chickenpox"]
+    # a name outside the parentheses still holds its whole group, the alias included
+    assert asides.absent("Is Coumadin (warfarin) safe with aspirin?", ["Aspirin raises bleeding."]) == ["Coumadin"]

@@ -72,7 +72,9 @@ class RagPipeline:
             if index is not None:
                 self._gate = entity_gate(index.doc_freq, len(index), self.reader.freetext_entity_max_df,
                                          drugs=medicine_database_drugs(),
-                                         names_outside=self.reader.freetext_entity_words)
+                                         names_outside=self.reader.freetext_entity_words,
+                                         asides_too=self.reader.freetext_entity_asides,
+                                         asking_only=self.reader.freetext_entity_scope == "asking")
             elif self.reader.freetext_entity_max_df is not None:
                 log.warning("freetext_entity_max_df is set but the retrieval has no bm25 index: no entity check")
         return self._gate

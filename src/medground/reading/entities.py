@@ -213,15 +213,26 @@ class EntityGate:
 
     def __init__(self, dictionary: EntityDictionary, doc_freq: Callable[[str], int | None], n_docs: int,
                  max_df: float, names_outside: bool = False,
-                 consumer_df: Callable[[str], int] | None = None):
+                 consumer_df: Callable[[str], int] | None = None, asides_too: bool = True,
+                 asking_only: bool = False):
         self.dictionary, self.doc_freq, self.n_docs, self.max_df = dictionary, doc_freq, n_docs, max_df
         # a specific word of the question that no dictionary names is an entity too (rare_names),
         # when no consumer-health page uses it (``consumer_df``: pages using a word; None: none known)
         self.names_outside = names_outside and consumer_df is not None
         self.consumer_df = consumer_df
+        self.asides_too = asides_too
+        self.asking_only = asking_only
 
     def entities(self, question: str) -> list[Entity]:
-        found = specific(self.dictionary.find(question), self.doc_freq, self.n_docs, self.max_df)
+        # with ``asides_too`` off, a name only in parentheses is the question's own alias or aside
+        # ("the hepatitis B shot (Engerix-B)"), as rare_names already reads it; the name outside
+        # the parentheses is what must be found
+        if self.asking_only:  # the question sentences, not the context told before them
+            from medground.reading.consult_text import questions
+
+            question = " ".join(questions(question))
+        read = question if self.asides_too else _PAREN.sub(" ", question)
+        found = specific(self.dictionary.find(read), self.doc_freq, self.n_docs, self.max_df)
         return found + self.rare_names(question, found) if self.names_outside else found
 
     def rare_names(self, question: str, found: Sequence[Entity] = ()) -> list[Entity]:
@@ -283,7 +294,8 @@ class EntityGate:
 
 
 def entity_gate(doc_freq: Callable[[str], int | None], n_docs: int, max_df: float, drugs: Iterable[object] = (),
-                data: str | None = None, names_outside: bool = False) -> EntityGate:
+                data: str | None = None, names_outside: bool = False, asides_too: bool = True,
+                asking_only: bool = False) -> EntityGate:
     """The gate over MedlinePlus topics, MedQuAD's focus names and the given medicine database's
     drugs; ``names_outside``: the question's rare non-English words that no consumer page uses
     (the mined lay vocabulary's MedlinePlus word counts) count as entities too."""
@@ -297,4 +309,5 @@ def entity_gate(doc_freq: Callable[[str], int | None], n_docs: int, max_df: floa
             consumer_df = lambda word: vocabulary.plain_df.get(word, 0)  # noqa: E731
         else:
             log.warning("no consumer-health word counts in the data: the entity check keeps to its dictionary")
-    return EntityGate(EntityDictionary(groups), doc_freq, n_docs, max_df, names_outside, consumer_df)
+    return EntityGate(EntityDictionary(groups), doc_freq, n_docs, max_df, names_outside, consumer_df, asides_too,
+                      asking_only)

@@ -124,6 +124,15 @@ class ReaderSettings(BaseModel):
     # question that also names a brand, a second condition or a term of its context is answered
     # from a passage on its main entity; a near miss — shingles asked, varicella found — names none).
     freetext_entity_rule: Literal["all", "any"] = "all"
+    # Whether a name the question gives only in parentheses ("the hepatitis B shot (Engerix-B)") is
+    # held to the entity check too (True), or read as the question's own aside, as the rare-word
+    # check already reads it (False).
+    freetext_entity_asides: bool = True
+    # Which of the question's words the entity check reads: all of it ("question"), or only its
+    # question sentences ("asking": those ending in "?", else the last), so context told before the
+    # question ("My husband takes warfarin … how far down do I push in CPR?") is not held against
+    # a passage that answers what is asked.
+    freetext_entity_scope: Literal["question", "asking"] = "question"
     # Free text: the ranked passages that name every specific entity of the question (by any of
     # its names, as the entity check reads them) are packed first ("first"), or alone ("only"),
     # when any does: the reader then cannot answer "usual dose of simvastatin" from a diltiazem
