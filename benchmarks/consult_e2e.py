@@ -212,6 +212,15 @@ def written_items(split: str, path: Path = WRITTEN, prefix: str = "consult-writt
     return out
 
 
+def _exact_drug(retriever, name: str) -> tuple[str | None, set[str]]:
+    """The database drug ``name`` names exactly (generic or brand), and the attribute types it holds."""
+    exact = [m for m in retriever.find_drugs(name) if m.how.startswith("exact")]
+    if not exact:
+        return None, set()
+    drug = exact[0].drug_id
+    return drug, {a.type.value for a in retriever.attributes if a.drug_id == drug}
+
+
 def apart_items(split: str, store) -> list[dict]:
     """The 40 consultations written apart in session 28 (benchmarks/data/consult_written.md): all
     development; an item whose drug lacks an entry of the writer's attribute is unanswerable."""
@@ -222,9 +231,8 @@ def apart_items(split: str, store) -> list[dict]:
     retriever = DrugRetriever(store)
     out = []
     for r in (json.loads(line) for line in APART.read_text().splitlines() if line.strip()):
-        exact = [m for m in retriever.find_drugs(r["subject"]) if m.how.startswith("exact")]
-        subject = exact[0].drug_id if exact else r["subject"]
-        held = {a.type.value for a in retriever.attributes if a.drug_id == subject}
+        subject, held = _exact_drug(retriever, r["subject"])
+        subject = subject or r["subject"]
         unanswerable = r["attribute"] is None or r["attribute"] not in held
         out.append({"id": r["id"], "dialogue": "\n".join(f"Patient: {t['text']}" for t in r["turns"]),
                     "subject": subject, "attribute": None if unanswerable else r["attribute"],
@@ -247,12 +255,9 @@ def medqa_items(split: str, store) -> list[dict]:
         lab = label_of(q.metadata["question_type"])
         if lab is None:
             continue
-        hits = retriever.find_drugs(q.metadata["focus_drug"])
-        exact = [m for m in hits if m.how.startswith("exact")]
-        if not exact:
+        drug, held = _exact_drug(retriever, q.metadata["focus_drug"])
+        if drug is None:
             continue
-        drug = exact[0].drug_id
-        held = {a.type.value for a in retriever.attributes if a.drug_id == drug}
         # A type the drug has no entry of is as unanswerable here as a "none" question.
         unanswerable = lab == NONE or lab not in held
         out.append({"id": f"mqa-{q.qid}", "dialogue": q.question, "subject": drug,

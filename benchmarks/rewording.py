@@ -155,15 +155,13 @@ def load_free(split: str | None) -> list[tuple[object, dict]]:
                             {"base": d["pair"], "set": "pair_answerable", "accept": a["accept"]}))
                 out.append((Question(qid=f"{d['pair']}~y", dataset="textbook-testbed", question=y["question"]),
                             {"base": d["pair"], "set": "pair_nearmiss", "accept": []}))
-    if split in (None, "dev") and OWN_DEV_FREE.exists():
-        for d in _jsonl(OWN_DEV_FREE):
-            out.append((Question(qid=f"{d['id']}~free", dataset="textbook-testbed", question=d["free_question"]),
-                        {"base": d["id"], "set": "owndev", "accept": d["accept"], "evidence": d["evidence"]}))
-    if split in (None, "test") and FRESH_FREE.exists():
-        for d in _jsonl(FRESH_FREE):
-            out.append((Question(qid=f"{d['id']}~free", dataset="textbook-testbed", question=d["free_question"]),
-                        {"base": d["id"], "set": "fresh", "accept": d["accept"], "reject": d.get("reject", []),
-                         "evidence": d["evidence"]}))
+    # the session-28 sets written apart: one split each, no halves (owndev to build on, fresh held out)
+    for path, name, held in ((OWN_DEV_FREE, "owndev", "dev"), (FRESH_FREE, "fresh", "test")):
+        if split in (None, held) and path.exists():
+            for d in _jsonl(path):
+                out.append((Question(qid=f"{d['id']}~free", dataset="textbook-testbed", question=d["free_question"]),
+                            {"base": d["id"], "set": name, "accept": d["accept"], "reject": d.get("reject", []),
+                             "evidence": d["evidence"]}))
     return out
 
 

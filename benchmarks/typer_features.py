@@ -31,22 +31,13 @@ def main() -> None:
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import StratifiedKFold
 
-    from medground.eval.datasets import load_dataset
     from medground.eval.metrics import mcnemar_test
     from medground.index.embedders import EmbedderSettings, load_embedder
-    from medground.reading.consult_typer import MIN_EXAMPLES, label_of, mask_names, train
-    from medground.reading.splits import medication_qa_split
+    from medground.reading.consult_typer import MIN_EXAMPLES, train
     from medground.retrieve.drug_intent import EMBEDDER_KIND
 
-    items = [(q, label_of(q.metadata["question_type"])) for q in load_dataset("medication-qa")]
-    dev = [(q, lab) for q, lab in items if lab is not None and medication_qa_split(q.qid) == "dev"]
     emb = load_embedder(EmbedderSettings(kind=EMBEDDER_KIND, threads=2))
-    y = np.array([lab for _, lab in dev])
-    def masked_question(q) -> str:  # the focus drug (and each longer word of its name) as "this medicine"
-        focus = q.metadata.get("focus_drug") or ""
-        return mask_names(q.question, [focus, *focus.split()])
-
-    plain, masked = [q.question for q, _ in dev], [masked_question(q) for q, _ in dev]
+    plain, masked, y = _dev_questions()
     xp, xm = emb.encode_queries(plain), emb.encode_queries(masked)
     strata = np.array([lab if (y == lab).sum() >= 5 else "rare" for lab in y])
     counts = Counter(y)
@@ -99,7 +90,9 @@ def main() -> None:
                 ["typer", "n", "mean_accuracy", "seed0_only_shipped", "seed0_only_this", "seed0_mcnemar_p"])
 
 
-def _dev_questions():
+def _dev_questions() -> tuple[list[str], list[str], np.ndarray]:
+    """Medication QA's dev questions with a label: as asked, with the focus drug (and each word of
+    its name) read "this medicine", and their labels."""
     from medground.eval.datasets import load_dataset
     from medground.reading.consult_typer import label_of, mask_names
     from medground.reading.splits import medication_qa_split

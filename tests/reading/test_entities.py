@@ -80,22 +80,13 @@ def test_a_rare_name_no_dictionary_lists_is_an_entity_when_asked_for():
     assert [e.name for e in gate().entities(question)] == []
 
 
-def test_rule_any_withholds_only_when_no_entity_of_the_question_is_named():
-    g = gate()
-    q = "Can someone who had chickenpox still get shingles from a cocaine user?"
-    on_chickenpox = ["Chickenpox (varicella) spreads through the air."]
-    assert g.absent(q, on_chickenpox) == ["shingles", "cocaine"]  # "all": any one missing withholds
-    assert g.absent(q, on_chickenpox, rule="any") == []  # one of them is named
-    # a near miss names none of the question's entities: withheld under either rule
-    near = "At what age should one receive the shingles vaccine?"
-    assert g.absent(near, on_chickenpox, rule="any") == ["shingles"]
 
-
-def test_a_name_given_only_in_parentheses_can_be_read_as_an_aside():
-    q = "Why is the chickenpox shot (given before shingles can start) given to children?"
-    held = gate()
-    asides = EntityGate(EntityDictionary(GROUPS), doc_freq, 15_000, 0.01, asides_too=False)
-    assert [e.name for e in held.entities(q)] == ["chickenpox", "shingles"]
-    assert [e.name for e in asides.entities(q)] == ["chickenpox"]
-    # a name outside the parentheses still holds its whole group, the alias included
-    assert asides.absent("Is Coumadin (warfarin) safe with aspirin?", ["Aspirin raises bleeding."]) == ["Coumadin"]
+def test_asking_only_holds_the_question_sentences_not_the_context_before_them():
+    asking = EntityGate(EntityDictionary(GROUPS), doc_freq, 15_000, 0.01, asking_only=True)
+    q = "My husband takes warfarin for his heart. How far down should I push when doing CPR?"
+    cpr = ["Compress the chest at least 5 cm."]
+    assert gate().absent(q, cpr) == ["warfarin"]  # the whole question: context withholds the answer
+    assert asking.absent(q, cpr) == []
+    # an entity of the question sentence is still held: a near miss stays caught
+    near = "I had chickenpox as a child. At what age should one receive the shingles vaccine?"
+    assert asking.absent(near, ["Chickenpox (varicella) vaccine is given at 12 months."]) == ["shingles"]

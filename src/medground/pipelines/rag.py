@@ -73,7 +73,6 @@ class RagPipeline:
                 self._gate = entity_gate(index.doc_freq, len(index), self.reader.freetext_entity_max_df,
                                          drugs=medicine_database_drugs(),
                                          names_outside=self.reader.freetext_entity_words,
-                                         asides_too=self.reader.freetext_entity_asides,
                                          asking_only=self.reader.freetext_entity_scope == "asking")
             elif self.reader.freetext_entity_max_df is not None:
                 log.warning("freetext_entity_max_df is set but the retrieval has no bm25 index: no entity check")
@@ -125,8 +124,7 @@ class RagPipeline:
             if gate is not None:
                 whole = {c.number: f"{c.label} {c.title} {c.text}" for c in packed.citations}
                 absent = lambda passages: gate.absent(  # noqa: E731
-                    question.question, [whole.get(c.number, c.text) for c in passages],
-                    rule=self.reader.freetext_entity_rule)
+                    question.question, [whole.get(c.number, c.text) for c in passages])
             answer = free_text_answer(self.llm, question, evidence, self.reader, tally,
                                       count_tokens=self.engine.count_tokens, absent_entities=absent)
         else:

@@ -27,6 +27,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from medground.index.text import text_tokenizer
+from medground.reading.consult_text import questions
 
 log = logging.getLogger(__name__)
 
@@ -213,26 +214,18 @@ class EntityGate:
 
     def __init__(self, dictionary: EntityDictionary, doc_freq: Callable[[str], int | None], n_docs: int,
                  max_df: float, names_outside: bool = False,
-                 consumer_df: Callable[[str], int] | None = None, asides_too: bool = True,
-                 asking_only: bool = False):
+                 consumer_df: Callable[[str], int] | None = None, asking_only: bool = False):
         self.dictionary, self.doc_freq, self.n_docs, self.max_df = dictionary, doc_freq, n_docs, max_df
         # a specific word of the question that no dictionary names is an entity too (rare_names),
         # when no consumer-health page uses it (``consumer_df``: pages using a word; None: none known)
         self.names_outside = names_outside and consumer_df is not None
         self.consumer_df = consumer_df
-        self.asides_too = asides_too
         self.asking_only = asking_only
 
     def entities(self, question: str) -> list[Entity]:
-        # with ``asides_too`` off, a name only in parentheses is the question's own alias or aside
-        # ("the hepatitis B shot (Engerix-B)"), as rare_names already reads it; the name outside
-        # the parentheses is what must be found
         if self.asking_only:  # the question sentences, not the context told before them
-            from medground.reading.consult_text import questions
-
             question = " ".join(questions(question))
-        read = question if self.asides_too else _PAREN.sub(" ", question)
-        found = specific(self.dictionary.find(read), self.doc_freq, self.n_docs, self.max_df)
+        found = specific(self.dictionary.find(question), self.doc_freq, self.n_docs, self.max_df)
         return found + self.rare_names(question, found) if self.names_outside else found
 
     def rare_names(self, question: str, found: Sequence[Entity] = ()) -> list[Entity]:
@@ -283,19 +276,13 @@ class EntityGate:
         asked = self.entities(question)
         return [bool(asked) and not missing(asked, [p]) for p in passages]
 
-    def absent(self, question: str, passages: Sequence[str], rule: str = "all") -> list[str]:
-        """The names, as the question writes them, that no passage names by any synonym; with
-        ``rule`` "any", none when the passages name at least one of the question's entities."""
-        asked = self.entities(question)
-        gone = missing(asked, passages)
-        if rule == "any" and len(gone) < len(asked):
-            return []
-        return [e.name for e in gone]
+    def absent(self, question: str, passages: Sequence[str]) -> list[str]:
+        """The names, as the question writes them, that no passage names by any synonym."""
+        return [e.name for e in missing(self.entities(question), passages)]
 
 
 def entity_gate(doc_freq: Callable[[str], int | None], n_docs: int, max_df: float, drugs: Iterable[object] = (),
-                data: str | None = None, names_outside: bool = False, asides_too: bool = True,
-                asking_only: bool = False) -> EntityGate:
+                data: str | None = None, names_outside: bool = False, asking_only: bool = False) -> EntityGate:
     """The gate over MedlinePlus topics, MedQuAD's focus names and the given medicine database's
     drugs; ``names_outside``: the question's rare non-English words that no consumer page uses
     (the mined lay vocabulary's MedlinePlus word counts) count as entities too."""
@@ -309,5 +296,4 @@ def entity_gate(doc_freq: Callable[[str], int | None], n_docs: int, max_df: floa
             consumer_df = lambda word: vocabulary.plain_df.get(word, 0)  # noqa: E731
         else:
             log.warning("no consumer-health word counts in the data: the entity check keeps to its dictionary")
-    return EntityGate(EntityDictionary(groups), doc_freq, n_docs, max_df, names_outside, consumer_df, asides_too,
-                      asking_only)
+    return EntityGate(EntityDictionary(groups), doc_freq, n_docs, max_df, names_outside, consumer_df, asking_only)

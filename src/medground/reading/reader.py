@@ -119,15 +119,6 @@ class ReaderSettings(BaseModel):
     # The entity check also holds the question's rare words that are no ordinary English and that
     # no dictionary names ("glimepiride" answered from a levomilnacipran passage; reading/entities.py).
     freetext_entity_words: bool = False
-    # Which of the question's specific entities the passages an answer rests on must name: "all"
-    # (any one missing withholds the answer), or "any" (withheld only when they name none: a
-    # question that also names a brand, a second condition or a term of its context is answered
-    # from a passage on its main entity; a near miss — shingles asked, varicella found — names none).
-    freetext_entity_rule: Literal["all", "any"] = "all"
-    # Whether a name the question gives only in parentheses ("the hepatitis B shot (Engerix-B)") is
-    # held to the entity check too (True), or read as the question's own aside, as the rare-word
-    # check already reads it (False).
-    freetext_entity_asides: bool = True
     # Which of the question's words the entity check reads: all of it ("question"), or only its
     # question sentences ("asking": those ending in "?", else the last), so context told before the
     # question ("My husband takes warfarin … how far down do I push in CPR?") is not held against
