@@ -508,6 +508,10 @@ def test_why_the_patient_takes_it_is_never_one_of_its_side_effects(reader_over):
     assert purpose_words(t, ["hydrochlorothiazide"]) == {"blood", "pressure"}  # "on X for", a name it lacks
     assert purpose_words("I take it for my thyroid but my hair is falling out") == {"thyroid"}
     assert purpose_words("I have had a headache for two days. I take Tylenol.", ["Tylenol"]) == frozenset()
+    # a time adjunct may stand between the medicine and its "for"; other words may not
+    when = "my doctor put me on amlodipine last month for blood pressure. my gums bleed"
+    assert purpose_words(when, ["amlodipine"]) == {"blood", "pressure"}
+    assert purpose_words("Is amlodipine okay for someone with gout?", ["amlodipine"]) == frozenset()
 
     catalog = DrugCatalog(
         [Drug("hydrochlorothiazide", "hydrochlorothiazide", ["Microzide"], "Thiazide diuretic")],

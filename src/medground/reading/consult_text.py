@@ -219,12 +219,25 @@ _PURPOSE_ENDS = frozenset("and but since because so though although which that n
 _TAKING = frozenset("on take takes taking took start started starting prescribed using use uses".split())
 
 
+# Words of a time adjunct ("last month", "a few weeks ago", "twice a day"): closed-class grammar
+# that may stand between a medicine and the "for" of its purpose.
+_WHEN = frozenset("""last this past a an the few couple of one two three four five six several day days week
+weeks month months year years ago since now already just recently today yesterday daily nightly weekly
+twice once every morning mornings night nights evening evenings""".split())
+
+
 def _opens_purpose(low: Sequence[str], k: int, named: set[str]) -> bool:
     """Whether the "for" at ``k`` says why a medicine is taken: right after the medicine's name, a
     referent noun or "it", or after any word that follows "on"/"take" (a name the database lacks:
-    "on HCTZ for"). Not with words between: "Is Haldol okay for someone with Parkinson's?" asks
-    about the patient, and "lisinopril last month for" was tried and lost that reading."""
-    return low[k] == "for" and (low[k - 1] in named or (k > 1 and low[k - 2] in _TAKING))
+    "on HCTZ for") — with at most a time adjunct between ("put me on amlodipine last month for blood
+    pressure"). No other words between: "Is Haldol okay for someone with Parkinson's?" asks about
+    the patient."""
+    if low[k] != "for":
+        return False
+    j = k - 1
+    while j > 0 and low[j] in _WHEN and k - j <= 4:
+        j -= 1
+    return low[j] in named or (j > 0 and low[j - 1] in _TAKING)
 
 
 def _purpose_spans(sentence: str, named: set[str]) -> list[tuple[int, int]]:
