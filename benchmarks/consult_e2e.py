@@ -10,6 +10,7 @@ benchmarks/results/consult.json; imports only the package.
           medqa      Medication QA single-turn questions whose drug is in the database
           generated  eval/dialogues.py dialogues built from Medication QA test-part questions
           apart      benchmarks/data/consult_apart.jsonl (session 28; development only)
+          apart2     benchmarks/data/consult_apart2.jsonl (session 29; test only)
           Per set: the reply's cited entry right at drug and drug + attribute level, rubric checks
           (first sentence names the asked item when the entry has it; yes/no agrees with the
           entry; no quoted text outside the cited entries), wrong and right abstention, seconds.
@@ -38,6 +39,7 @@ WRITTEN = ROOT / "benchmarks" / "data" / "consult_written.jsonl"
 # (session 21; made as consult_written.md says, section "consult_conditions.jsonl")
 CONDITIONS = ROOT / "benchmarks" / "data" / "consult_conditions.jsonl"
 APART = ROOT / "benchmarks" / "data" / "consult_apart.jsonl"  # session 28: development only, no test half
+APART2 = ROOT / "benchmarks" / "data" / "consult_apart2.jsonl"  # session 29: test only, no development half
 # Which entries (and items) answer each written dialogue, labelled blind to any reply (consult_written.md)
 ENTRY_LABELS = [ROOT / "benchmarks" / "data" / "consult_written_entries.jsonl",
                 ROOT / "benchmarks" / "data" / "consult_conditions_entries.jsonl"]
@@ -170,9 +172,21 @@ def typer_cmd(args) -> None:
                                     drug_names=[name for name, _, _ in cstore.names()])
         xd = np.vstack([xd, embedder.encode_queries(asked)])
         labels = labels + ["contraindications"] * len(asked)
+    if args.bank:  # and written consumer questions (train/typer_bank.py; session 29)
+        from medground.store.drugs import DrugStore
+        from medground.train.typer_bank import load_bank, training_pairs
+
+        texts, bank_labels = training_pairs(load_bank(Path(args.bank)), [n for n, _, _ in DrugStore().names()],
+                                            special_as=args.bank_special)
+        xd = np.vstack([xd, embedder.encode_queries(texts)])
+        labels = labels + bank_labels
     model = train(xd, labels, c=args.c, masks_names=args.mask)
     typer = ConsultTyper(model, embedder)
     out_path = Path(args.out) if args.out else MODEL_PATH
+    if args.dev_only:  # a candidate to try on the development sets: its test figure is not read yet
+        model.save(out_path)
+        print(f"wrote {out_path} (classes {model.classes}; Medication QA's test part not read)")
+        return
     xt = embedder.encode_queries([_masked(q) if args.mask else q.question for q, _ in test])
     probs = model.probabilities(xt)
     pred = [model.classes[i] for i in probs.argmax(axis=1)]
@@ -185,7 +199,7 @@ def typer_cmd(args) -> None:
            "dev_counts": dict(Counter(lab for _, lab in dev)),
            "test_accuracy@1": rate([p == g for p, g in zip(pred, gold)]), "test_accuracy@2": rate(top2),
            "none_precision": round(tp / max(1, sum(none_pred)), 4), "none_recall": round(tp / max(1, sum(none_gold)), 4),
-           "none_test_n": sum(none_gold), "C": args.c, "masks_names": args.mask, "context_copies": args.context, "condition_questions": args.conditions, "dev_cv": cv, "dev_context_cv": context_cv,
+           "none_test_n": sum(none_gold), "C": args.c, "masks_names": args.mask, "context_copies": args.context, "condition_questions": args.conditions, "bank": args.bank, "bank_special": args.bank_special, "dev_cv": cv, "dev_context_cv": context_cv,
            "model": str(out_path.relative_to(ROOT) if out_path.is_relative_to(ROOT) else out_path)}
     model.save(out_path)
     assert typer.probabilities("what is lisinopril for")  # the saved model loads and runs
@@ -221,16 +235,17 @@ def _exact_drug(retriever, name: str) -> tuple[str | None, set[str]]:
     return drug, {a.type.value for a in retriever.attributes if a.drug_id == drug}
 
 
-def apart_items(split: str, store) -> list[dict]:
-    """The 40 consultations written apart in session 28 (benchmarks/data/consult_written.md): all
-    development; an item whose drug lacks an entry of the writer's attribute is unanswerable."""
+def apart_items(split: str, store, path: Path = APART, whole_split: str = "dev") -> list[dict]:
+    """Consultations written apart (benchmarks/data/consult_written.md): the session-28 set is all
+    development, the session-29 set all test (``whole_split``); an item whose drug lacks an entry
+    of the writer's attribute is unanswerable."""
     from medground.retrieve.drugs import DrugRetriever
 
-    if split != "dev":
+    if split != whole_split:
         return []
     retriever = DrugRetriever(store)
     out = []
-    for r in (json.loads(line) for line in APART.read_text().splitlines() if line.strip()):
+    for r in (json.loads(line) for line in path.read_text().splitlines() if line.strip()):
         subject, held = _exact_drug(retriever, r["subject"])
         subject = subject or r["subject"]
         unanswerable = r["attribute"] is None or r["attribute"] not in held
@@ -300,6 +315,7 @@ def load_sets(names: list[str], split: str, n: int) -> dict[str, list[dict]]:
               "conditions": lambda: written_items(split, CONDITIONS, "consult-conditions"),
               "medqa": lambda: medqa_items(split, store),
               "apart": lambda: apart_items(split, store),
+              "apart2": lambda: apart_items(split, store, APART2, "test"),
               "generated": lambda: generated_items(split)}
     out = {}
     for name in names:
@@ -499,6 +515,10 @@ def main() -> None:
                    help="also train on N copies of each question with context sentences before it")
     t.add_argument("--conditions", type=int, default=0,
                    help="also train on N questions about a condition named by a contraindications item")
+    t.add_argument("--bank", default=None, help="also train on a bank of written questions (typer_bank.jsonl)")
+    t.add_argument("--bank-special", default=None,
+                   help="read the bank's special_populations questions as this class (default: dropped)")
+    t.add_argument("--dev-only", action="store_true", help="write the model without reading the test part")
     t.add_argument("--out", default=None, help="model path (default: the shipped one)")
     t.add_argument("--section", default="e2e_typer")
     tb = sub.add_parser("table")

@@ -127,20 +127,24 @@ def test_without_the_model_the_typer_decides(reader):
         r = reader.reply(["Can I take lisinopril while pregnant?"], "lisinopril")
     finally:
         reader.settings = saved
-    assert r.condition is None and r.chosen.attribute.type is A.INTERACTIONS
+    # no condition is read; the typer and the item match choose the entry (the typer before session
+    # 29 read this as an interactions question; trained with the written bank, the reply now names
+    # the contraindication without the condition reading)
+    assert r.condition is None and r.chosen.attribute.type is A.CONTRAINDICATIONS
+    assert "Pregnancy" in r.first_sentence
 
 
 def test_a_condition_the_record_lists_is_read_past_the_typers_what_is_it_for(reader):
     asked = ["The hospital doctor wrote him up for Haldol. Is Haldol okay for someone with Parkinson's?"]
     p_type, _ = reader.type_probabilities(asked[0])
-    assert max(p_type, key=p_type.get) is A.INDICATIONS  # the typer's reading
+    typer_reads = max(p_type, key=p_type.get)  # indications before session 29, contraindications since
     r = reader.reply(asked, "haloperidol")
     assert r.condition == "Parkinson's" and r.chosen.attribute.type is A.CONTRAINDICATIONS
     assert "Parkinson's disease" in r.first_sentence
-    # the session-21 reading (interactions only) left it to the typer
+    # the session-21 reading (interactions only) leaves it to the typer
     saved, reader.settings = reader.settings, reader.settings.model_copy(update={"condition_reads": "interactions"})
     try:
-        assert reader.reply(asked, "haloperidol").chosen.attribute.type is A.INDICATIONS
+        assert reader.reply(asked, "haloperidol").chosen.attribute.type is typer_reads
     finally:
         reader.settings = saved
     # what it is for stays an indications question: schizophrenia is why it is taken

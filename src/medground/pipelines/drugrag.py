@@ -225,7 +225,7 @@ class DrugRagPipeline:
             from medground.reading.consult_typer import load_consult_typer
             from medground.reading.patient_condition import load_condition_reader
 
-            typer = load_consult_typer()
+            typer = load_consult_typer(self.settings.reply.typer_model)
             self._reader = ConsultReader(self.engine.retriever("drugs").retriever, typer, typer.embedder,
                                          self.settings.reply, verifier=self.verify_entries,
                                          item_checker=self.check_items,

@@ -125,7 +125,7 @@ class ConsultReader:
                                                  kinds=(subject.drug_class, subject.generic_name))
         others = self.partners(subject_id, other_ids, context_ids, p_type)
         names = ItemSpace.drug_names(subject, others)
-        if others and p_type:  # two drugs named: a question about taking them together
+        if others and p_type and s.named_pair_reads == "together":  # a question about taking them together
             p_type = {t: p for t, p in p_type.items()}
             p_type[A.INTERACTIONS] = max(p_type.get(A.INTERACTIONS, 0.0), max(p_type.values()))
         rare = self.space.rare_words(question if s.rare_from == "turn" else " ".join(questions(question)), names)

@@ -76,6 +76,15 @@ class ConsultReplySettings(BaseModel):
     # from one-sentence questions; context around the question — "Yes, 10 mg a day." — pulls it
     # towards dosage), or the mean of both distributions.
     typer_reads: Literal["turn", "question", "both"] = "turn"
+    # Two drugs named in the last turn: "together" reads the question as one about taking them
+    # together (interactions at least as likely as the typer's top type); "typer" leaves it to the
+    # typer, which reads both names as "this medicine" and, trained on the written bank's
+    # comparisons, tells "is it just an antacid like tums?" from "can I take it with tums?".
+    # Session 29, dev with the bank typer: 2 Medication QA replies gained, 0 lost, all else unchanged.
+    named_pair_reads: Literal["together", "typer"] = "typer"
+    # The typer's model (reading/consult_typer.py; a .npz written by `consult_e2e.py typer --out`):
+    # empty, the shipped one.
+    typer_model: str | None = Field(None, description="path of the consultation typer's model (.npz)")
     # A question that only ties what the patient described to the medicine ("my ankles are
     # swollen. Is that the lisinopril?") is read by the typer as "Can this medicine cause this:
     # my ankles are swollen?" (consult_text.attribution_question); the bare form reads as a

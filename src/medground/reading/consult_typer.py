@@ -114,9 +114,19 @@ class ConsultTyper:
         return {AttributeType(c): p for c, p in probs.items() if c != NONE}, probs.get(NONE, 0.0)
 
 
+def model_path(path: str | None) -> Path:
+    """The shipped model when ``path`` is empty; a bare file name is one shipped beside it
+    (``consult_typer_s28.npz``: the typer before the written bank, kept for the baseline)."""
+    if not path:
+        return MODEL_PATH
+    given = Path(path)
+    shipped = MODEL_PATH.parent / given.name
+    return shipped if given.name == path and not given.exists() and shipped.exists() else given
+
+
 @lru_cache(maxsize=2)
 def load_consult_typer(path: str | None = None) -> ConsultTyper:
     from medground.index.embedders import EmbedderSettings, load_embedder
 
-    model = ConsultTyperModel.load(Path(path) if path else MODEL_PATH)
+    model = ConsultTyperModel.load(model_path(path))
     return ConsultTyper(model, load_embedder(EmbedderSettings(kind=model.embedder, threads=1)))

@@ -1,0 +1,72 @@
+"""Written consumer questions as extra training text for the consultation typer
+(reading/consult_typer.py).
+
+Medication QA's 491 development questions bound the typer: they are single sentences, mostly
+well formed, with 9 contraindications questions and no pregnancy class. The bank
+(benchmarks/data/typer_bank.jsonl; how it was written is in benchmarks/data/consult_written.md)
+holds questions labelled by what their last question asks, in the voices Medication QA lacks:
+context before the question, lay and misspelt wording, carers, comparisons that name a second drug.
+
+Its labels are the typer's classes (attribute type values and ``none``). A class the medicine
+database never fills (``special_populations``: no source section is stored under it) is dropped,
+or read as another class (``special_as``), because the typer can only send a question to an
+entry the database holds.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from medground.drug_schema import AttributeType
+from medground.reading.consult_typer import NONE, mask_names
+
+LABELS = frozenset({*(t.value for t in AttributeType), NONE})
+
+
+@dataclass(frozen=True, slots=True)
+class BankItem:
+    item_id: str
+    text: str
+    label: str
+    style: str
+
+
+def load_bank(path: Path) -> list[BankItem]:
+    """Every line a JSON object with ``id``, ``text``, ``label`` (a typer class) and ``style``;
+    a bad line is reported with its file and line number."""
+    items: list[BankItem] = []
+    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            item = BankItem(str(row["id"]), str(row["text"]).strip(), str(row["label"]), str(row.get("style", "")))
+        except (json.JSONDecodeError, KeyError, TypeError) as err:
+            raise ValueError(f"{path}:{number}: expected a JSON object with id, text and label ({err})") from err
+        if item.label not in LABELS:
+            raise ValueError(f"{path}:{number}: label {item.label!r} is none of {sorted(LABELS)}")
+        if not item.text:
+            raise ValueError(f"{path}:{number}: empty text")
+        items.append(item)
+    return items
+
+
+def training_pairs(items: Sequence[BankItem], drug_names: Sequence[str], *, special_as: str | None = None
+                   ) -> tuple[list[str], list[str]]:
+    """(texts, labels) to train on: each drug name of the database in a text read "this medicine",
+    as the typer reads a consultation; ``special_populations`` dropped or read as ``special_as``."""
+    names = [n for n in drug_names if len(n) > 2]
+    texts, labels = [], []
+    for item in items:
+        label = item.label
+        if label == AttributeType.SPECIAL_POPULATIONS.value:
+            if special_as is None:
+                continue
+            label = special_as
+        lowered = item.text.lower()
+        texts.append(mask_names(item.text, [n for n in names if n.lower() in lowered]))
+        labels.append(label)
+    return texts, labels

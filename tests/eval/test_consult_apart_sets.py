@@ -1,0 +1,33 @@
+"""The consultation sets written apart (benchmarks/data/consult_written.md): their shape, and each
+answering item is in the source the writer cites, verbatim."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+DATA = Path(__file__).resolve().parents[2] / "benchmarks" / "data"
+ATTRIBUTES = {"indications", "dosage", "adverse_reactions", "interactions", "contraindications", "mechanism",
+              "drug_class", "special_populations", "warnings", "storage", "therapeutic_effects"}
+
+
+def rows(name: str) -> list[dict]:
+    return [json.loads(line) for line in (DATA / name).read_text().splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("name,n", [("consult_apart.jsonl", 40), ("consult_apart2.jsonl", 48)])
+def test_shape(name, n):
+    data = rows(name)
+    assert len(data) == n and len({d["id"] for d in data}) == n
+    for d in data:
+        assert d["turns"] and all(t["role"] == "patient" and t["text"].strip() for t in d["turns"])
+        assert d["subject"] and (d["attribute"] is None or d["attribute"] in ATTRIBUTES)
+        assert (d["answer_item"] is None) == (d["attribute"] is None) or d["kind"] == "other"
+
+
+def test_every_answer_item_is_in_its_cited_source(shared_data):
+    for d in rows("consult_apart2.jsonl"):
+        if not d["answer_item"]:
+            continue
+        path = shared_data / d["source"].split(" — ")[0].strip()
+        assert d["answer_item"].lower() in path.read_text(encoding="utf-8").lower(), d["id"]
