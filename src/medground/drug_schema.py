@@ -129,8 +129,11 @@ _MINERALS = {"calcium", "magnesium", "sodium", "potassium", "lithium", "zinc", "
 # What is left of "dimethyl fumarate" without its salt word is a chemical group, not a drug: the
 # salt word is then part of the drug's name, as with a mineral.
 _CHEMICAL_GROUP = re.compile(r"(?:mono|di|tri)?(?:methyl|ethyl|propyl|butyl)")
+# A product's form is not part of the drug's name: "Carbidopa/levodopa immediate-release tablet
+# (Sinemet)" is carbidopa/levodopa, and Sinemet its brand.
 _FORMS = re.compile(r"\b(ophthalmic|otic)\s+(solution|suspension)\b|\bpatch\b|\bsolution\b"
-                    r"|\bextended[- ]release\b|\b(er|xr|sr|dr)$")
+                    r"|\b(extended|immediate|delayed|sustained|controlled)[- ]release\b"
+                    r"|\b(oral(ly)?\s+)?disintegrating\b|\b(tablets?|capsules?)$|\b(er|xr|sr|dr)$")
 _STRENGTH = re.compile(r"\b\d+(\.\d+)?\s*%(\s+and\s+\d+(\.\d+)?\s*%)?")
 
 

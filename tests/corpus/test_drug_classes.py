@@ -74,3 +74,17 @@ def test_a_listed_drug_takes_its_tables_class_and_a_prototype_class_wins():
     assert [(a.drug_id, a.source) for a in entries] == [("atorvastatin", "openstax-prototype:m1#t")]
     assert cat.counts["drug_classes_from_tables"] == 2
 
+
+
+def test_a_cell_naming_two_products_gives_the_drug_both_brands():
+    b = CatalogBuilder(LEX)
+    table = CnxmlTable("m4", "Drug Emphasis Table: Dopaminergics", "", ["Drug", "Routes and Dosage Ranges"], [
+        ["Carbidopa/levodopa immediate-release tablet\n(Sinemet)\n\nCarbidopa/levodopa oral disintegrating "
+         "tablet\n(Parcopa)", "Immediate-release tablet: 1 25–100 mg tablet 3 times daily."],
+        ["Carbidopa/levodopa extended release\n(Rytary)", "1 50 mg/200 mg tablet twice daily."]])
+    assert add_drug_list_table(b, table, "openstax-dosage-table:m4#t") == 2
+    cat = b.finish()
+    (drug,) = cat.drugs  # the products' forms are no part of the drug's name
+    assert drug.drug_id == "carbidopa-levodopa"
+    assert sorted(drug.brand_names) == ["Parcopa", "Rytary", "Sinemet"]
+    assert len([a for a in cat.attributes if a.type is AttributeType.DOSAGE]) == 2

@@ -221,22 +221,28 @@ def add_drug_list_table(builder: CatalogBuilder, table, source: str) -> int:
             # a group row ("Penicillin", "Other Anthracyclines") names the class of those below
             group = class_label(row[0]) if row and row[0].strip() else None
             continue
-        named = parse_name_with_brands(row[0])
-        if named is None:
-            name = re.sub(r"\s+", " ", row[0]).strip()
-            if len(name.split()) > 4 or not builder.lexicon.canonical(clean_component(name)):
-                continue
-            named = (name, [])
-        parsed = parse_drug_name(named[0], builder.lexicon)
-        drug = builder.drug(parsed, "openstax-dosage-table")
-        builder.add_brands(drug, named[1])
-        for cell, type_, heading in zip(row[1:], columns[1:], table.header[1:]):
-            if type_ is not None:
-                builder.add_attribute(drug, type_, cell, source, heading)
-        for label in (group, table_class):
-            if label:
-                builder.table_classes.setdefault(drug.drug_id, []).append(label)
-        added += 1
+        # one cell may name several products of a drug, a blank line apart: "Carbidopa/levodopa
+        # immediate-release tablet (Sinemet)" and "… oral disintegrating tablet (Parcopa)"
+        drugs: list = []
+        for product in (p for p in re.split(r"\n\s*\n", row[0]) if p.strip()):
+            named = parse_name_with_brands(product)
+            if named is None:
+                name = re.sub(r"\s+", " ", product).strip()
+                if len(name.split()) > 4 or not builder.lexicon.canonical(clean_component(name)):
+                    continue
+                named = (name, [])
+            drug = builder.drug(parse_drug_name(named[0], builder.lexicon), "openstax-dosage-table")
+            builder.add_brands(drug, named[1])
+            if drug not in drugs:
+                drugs.append(drug)
+        for drug in drugs:
+            for cell, type_, heading in zip(row[1:], columns[1:], table.header[1:]):
+                if type_ is not None:
+                    builder.add_attribute(drug, type_, cell, source, heading)
+            for label in (group, table_class):
+                if label:
+                    builder.table_classes.setdefault(drug.drug_id, []).append(label)
+            added += 1
     return added
 
 
