@@ -176,8 +176,8 @@ def typer_cmd(args) -> None:
         from medground.store.drugs import DrugStore
         from medground.train.typer_bank import load_bank, training_pairs
 
-        texts, bank_labels = training_pairs(load_bank(Path(args.bank)), [n for n, _, _ in DrugStore().names()],
-                                            special_as=args.bank_special)
+        bank = [item for path in args.bank.split(",") for item in load_bank(Path(path.strip()))]
+        texts, bank_labels = training_pairs(bank, [n for n, _, _ in DrugStore().names()], special_as=args.bank_special)
         xd = np.vstack([xd, embedder.encode_queries(texts)])
         labels = labels + bank_labels
     model = train(xd, labels, c=args.c, masks_names=args.mask)
@@ -515,7 +515,7 @@ def main() -> None:
                    help="also train on N copies of each question with context sentences before it")
     t.add_argument("--conditions", type=int, default=0,
                    help="also train on N questions about a condition named by a contraindications item")
-    t.add_argument("--bank", default=None, help="also train on a bank of written questions (typer_bank.jsonl)")
+    t.add_argument("--bank", default=None, help="also train on banks of written questions (comma-separated .jsonl files)")
     t.add_argument("--bank-special", default=None,
                    help="read the bank's special_populations questions as this class (default: dropped)")
     t.add_argument("--dev-only", action="store_true", help="write the model without reading the test part")

@@ -14,6 +14,11 @@ reads three things, on development data only:
 McNemar on seed 0's pooled folds. Medication QA's test part is not read here.
 
     python benchmarks/typer_bank.py [--special drop|contraindications]  → consult.json "typer_bank_s29[...]"
+    python benchmarks/typer_bank.py --banks typer_bank.jsonl --read typer_bank2.jsonl --section typer_bank2_read_s29
+    python benchmarks/typer_bank.py --banks typer_bank.jsonl,typer_bank2.jsonl --section typer_banks12_s29
+
+``--read``: a bank by another writer, never trained on, read by both arms (the typer without any
+bank and with ``--banks``): how the bank's gain carries to questions written apart from it.
 """
 
 from __future__ import annotations
@@ -63,6 +68,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--special", choices=["drop", "contraindications"], default="drop",
                     help="the bank's special_populations questions: dropped, or read as contraindications")
+    ap.add_argument("--banks", default=BANK.name, help="comma-separated bank files under benchmarks/data")
+    ap.add_argument("--read", default=None, help="a bank file read by both arms, never trained on")
     ap.add_argument("--section", default=None)
     args = ap.parse_args()
     special = None if args.special == "drop" else args.special
@@ -71,7 +78,9 @@ def main() -> None:
     store = DrugStore()
     plain, masked, y_list = _medication_qa_dev()
     y = np.array(y_list)
-    bank_texts, bank_labels = training_pairs(load_bank(BANK), [n for n, _, _ in store.names()], special_as=special)
+    names = [n for n, _, _ in store.names()]
+    bank_items = [item for f in args.banks.split(",") for item in load_bank(BANK.parent / f.strip())]
+    bank_texts, bank_labels = training_pairs(bank_items, names, special_as=special)
     yb = np.array(bank_labels)
     maker = ContextMaker(store.drugs(), store.attributes(), seed=0)
     xp, xm = emb.encode_queries(plain), emb.encode_queries(masked)
@@ -111,11 +120,22 @@ def main() -> None:
     for tr, te in StratifiedKFold(5, shuffle=True, random_state=0).split(xb, yb):
         bank_cv[te] = right(fit(all_rows, tr), xb[te], yb[te])
     bank_test = mcnemar_test(list(shipped_on_bank), list(bank_cv))
+    read_out = None
+    if args.read:
+        read_texts, read_labels = training_pairs(load_bank(BANK.parent / args.read), names, special_as=special)
+        xr, yr = emb.encode_queries(read_texts), np.array(read_labels)
+        r0, r1 = right(fit(all_rows, None), xr, yr), right(fit(all_rows, every_bank), xr, yr)
+        read_test = mcnemar_test(list(r0), list(r1))
+        read_out = {"bank": args.read, "n": len(yr), "without bank": rate(list(r0)), "with bank": rate(list(r1)),
+                    "only_without": int((r0 & ~r1).sum()), "only_with": int((r1 & ~r0).sum()),
+                    "mcnemar_p": round(float(read_test.pvalue), 4),
+                    "per_class": {lab: {"n": int((yr == lab).sum()), "without": round(float(r0[yr == lab].mean()), 3),
+                                        "with": round(float(r1[yr == lab].mean()), 3)} for lab in sorted(set(yr))}}
     per_class = {lab: {"n": int((yb == lab).sum()), "without": round(float(shipped_on_bank[yb == lab].mean()), 3),
                        "with": round(float(bank_cv[yb == lab].mean()), 3)} for lab in sorted(set(yb))}
 
     out = {
-        "bank": str(BANK.relative_to(ROOT)), "bank_n": len(yb), "special_populations": args.special,
+        "banks": args.banks, "bank_n": len(yb), "read_apart": read_out, "special_populations": args.special,
         "medication_qa_dev_n": len(y), "folds": 5, "seeds": 3,
         "medication_qa_dev_cv": {k: [round(a, 4) for a in v] for k, v in acc.items()},
         "medication_qa_dev_cv_mean": {k: round(float(np.mean(v)), 4) for k, v in acc.items()},
@@ -138,6 +158,15 @@ def main() -> None:
                         f"{mqa_test.pvalue:.3f}"])),
         dict(zip(cols, [f"bank (n = {len(yb)})", f"{shipped_on_bank.mean():.1%}", f"{bank_cv.mean():.1%}",
                         f"{br['only_without']} / {br['only_with']}", f"{bank_test.pvalue:.3f}"]))], cols)
+    if read_out:
+        print_table(f"{args.read}, never trained on (n = {read_out['n']})", [
+            {"arm": "without bank", "accuracy": f"{read_out['without bank']['rate']:.1%}"},
+            {"arm": f"with {args.banks}", "accuracy": f"{read_out['with bank']['rate']:.1%}"},
+            {"arm": "only without / only with, p",
+             "accuracy": f"{read_out['only_without']} / {read_out['only_with']}, {read_out['mcnemar_p']}"}],
+            ["arm", "accuracy"])
+        print_table("per class", [{"class": k, **v} for k, v in read_out["per_class"].items()],
+                    ["class", "n", "without", "with"])
     print_table("The bank per class", [{"class": k, "n": v["n"], "without": f"{v['without']:.0%}",
                                         "with": f"{v['with']:.0%}"} for k, v in per_class.items()],
                 ["class", "n", "without", "with"])

@@ -48,3 +48,10 @@ def test_a_shipped_typer_is_named_by_its_file_name(tmp_path):
     assert model_path(None) == MODEL_PATH
     assert model_path("consult_typer_s28.npz") == MODEL_PATH.parent / "consult_typer_s28.npz"
     assert model_path(str(tmp_path / "mine.npz")) == tmp_path / "mine.npz"
+
+
+def test_the_second_bank_holds_every_class_but_special_populations_evenly():
+    items = load_bank(BANK.with_name("typer_bank2.jsonl"))
+    assert len({i.item_id for i in items}) == len(items) == 550
+    counts = Counter(i.label for i in items)
+    assert set(counts) == LABELS - {"boxed_warning", "special_populations"} and set(counts.values()) == {50}

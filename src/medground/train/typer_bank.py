@@ -2,9 +2,9 @@
 (reading/consult_typer.py).
 
 Medication QA's 491 development questions bound the typer: they are single sentences, mostly
-well formed, with 9 contraindications questions and no pregnancy class. The bank
-(benchmarks/data/typer_bank.jsonl; how it was written is in benchmarks/data/consult_written.md)
-holds questions labelled by what their last question asks, in the voices Medication QA lacks:
+well formed, with 9 contraindications questions and no pregnancy class. The banks
+(benchmarks/data/typer_bank.jsonl and typer_bank2.jsonl, by two writers; how each was written is in
+benchmarks/data/consult_written.md) hold questions labelled by what their last question asks, in the voices Medication QA lacks:
 context before the question, lay and misspelt wording, carers, comparisons that name a second drug.
 
 Its labels are the typer's classes (attribute type values and ``none``). A class the medicine
