@@ -11,6 +11,7 @@ benchmarks/results/consult.json; imports only the package.
           generated  eval/dialogues.py dialogues built from Medication QA test-part questions
           apart      benchmarks/data/consult_apart.jsonl (session 28; development only)
           apart2     benchmarks/data/consult_apart2.jsonl (session 29; test only)
+          apart3     benchmarks/data/consult_apart3.jsonl (session 29; development only, 60 items)
           Per set: the reply's cited entry right at drug and drug + attribute level, rubric checks
           (first sentence names the asked item when the entry has it; yes/no agrees with the
           entry; no quoted text outside the cited entries), wrong and right abstention, seconds.
@@ -40,6 +41,7 @@ WRITTEN = ROOT / "benchmarks" / "data" / "consult_written.jsonl"
 CONDITIONS = ROOT / "benchmarks" / "data" / "consult_conditions.jsonl"
 APART = ROOT / "benchmarks" / "data" / "consult_apart.jsonl"  # session 28: development only, no test half
 APART2 = ROOT / "benchmarks" / "data" / "consult_apart2.jsonl"  # session 29: test only, no development half
+APART3 = ROOT / "benchmarks" / "data" / "consult_apart3.jsonl"  # session 29: development only
 # Which entries (and items) answer each written dialogue, labelled blind to any reply (consult_written.md)
 ENTRY_LABELS = [ROOT / "benchmarks" / "data" / "consult_written_entries.jsonl",
                 ROOT / "benchmarks" / "data" / "consult_conditions_entries.jsonl"]
@@ -236,8 +238,8 @@ def _exact_drug(retriever, name: str) -> tuple[str | None, set[str]]:
 
 
 def apart_items(split: str, store, path: Path = APART, whole_split: str = "dev") -> list[dict]:
-    """Consultations written apart (benchmarks/data/consult_written.md): the session-28 set is all
-    development, the session-29 set all test (``whole_split``); an item whose drug lacks an entry
+    """Consultations written apart (benchmarks/data/consult_written.md): the session-28 set and
+    apart3 are all development, apart2 all test (``whole_split``); an item whose drug lacks an entry
     of the writer's attribute is unanswerable."""
     from medground.retrieve.drugs import DrugRetriever
 
@@ -249,7 +251,8 @@ def apart_items(split: str, store, path: Path = APART, whole_split: str = "dev")
         subject, held = _exact_drug(retriever, r["subject"])
         subject = subject or r["subject"]
         unanswerable = r["attribute"] is None or r["attribute"] not in held
-        out.append({"id": r["id"], "dialogue": "\n".join(f"Patient: {t['text']}" for t in r["turns"]),
+        turns = "\n".join(f"{'Patient' if t['role'] == 'patient' else 'Pharmacist'}: {t['text']}" for t in r["turns"])
+        out.append({"id": r["id"], "dialogue": turns,
                     "subject": subject, "attribute": None if unanswerable else r["attribute"],
                     "terms": [r["answer_item"]] if r.get("answer_item") else [], "kind": r["kind"],
                     "unanswerable": unanswerable})
@@ -316,6 +319,7 @@ def load_sets(names: list[str], split: str, n: int) -> dict[str, list[dict]]:
               "medqa": lambda: medqa_items(split, store),
               "apart": lambda: apart_items(split, store),
               "apart2": lambda: apart_items(split, store, APART2, "test"),
+              "apart3": lambda: apart_items(split, store, APART3, "dev"),
               "generated": lambda: generated_items(split)}
     out = {}
     for name in names:
