@@ -555,3 +555,25 @@ def test_two_substances_of_the_database_are_never_one_thing(reader_over):
     lithium = next(m for m in r.chosen.items if m.text == "Lithium")
     assert lithium.other_substance and not lithium.answers(0.0) and lithium.names_something_else
     assert "closest" not in r.first_sentence and not r.first_sentence.startswith(("Yes", "Caution"))
+
+
+def test_why_it_is_taken_told_before_the_question_never_answers_it(reader_over):
+    """"Remeron at night for depression … Is the pill making me this hungry?" was answered with its
+    indication "Major depressive disorder" (an exact match) over the side effect asked about."""
+    from medground.reading.consult import ConsultReader
+
+    catalog = DrugCatalog(
+        [Drug("mirtazapine", "mirtazapine", ["Remeron"], "Antidepressant")],
+        [DrugAttribute("mirtazapine", A.INDICATIONS, "Depression\nInsomnia", SRC),
+         DrugAttribute("mirtazapine", A.ADVERSE_REACTIONS, "Increased appetite\nWeight gain\nDry mouth", SRC)])
+    base = reader_over(catalog)
+    t = ("Remeron 15 at night for depression + sleep. Sleep is way better, but I'm raiding the fridge at 2am "
+         "and I've put on 4 kg in a month. Is the pill making me this hungry?")
+    asked = base.reply([t], "mirtazapine")
+    assert asked.chosen.attribute.type is A.ADVERSE_REACTIONS
+    turn = ConsultReader(base.drugs, base.typer, base.embedder,
+                         base.settings.model_copy(update={"indications_from": "turn"})).reply([t], "mirtazapine")
+    assert turn.chosen.attribute.type is A.INDICATIONS  # the whole turn: its purpose outweighs the question
+    # asked in the question itself, an indication still answers
+    used = base.reply(["Is Remeron used for depression?"], "mirtazapine")
+    assert used.chosen.attribute.type is A.INDICATIONS and "Depression" in used.first_sentence

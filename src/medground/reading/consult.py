@@ -153,6 +153,7 @@ class ConsultReader:
                 p_type = {**p_type, A.INTERACTIONS: max(p_type.values())}
             per_drug[subject.drug_id].append((second.description, 1.0))
             modifiers = modifiers - {second.description.lower()}  # "antibiotic" of "antibiotic pill" names it
+        asked = " ".join(questions(question)).lower() if s.indications_from == "question" else ""
         texts = list(dict.fromkeys(p for ps in per_drug.values() for p, _ in ps))
         row = {t: i for i, t in enumerate(texts)}
         all_vecs = self.embedder.encode_queries(texts) if texts else None
@@ -191,6 +192,9 @@ class ConsultReader:
                         # a phrase is a run of content words across stop words ("doctor blood pressure")
                         sims = sims * np.array([p not in purpose for p, _ in phrases],
                                                dtype=np.float32)
+                    if asked and drug is subject and attr.type is A.INDICATIONS:
+                        # why it is taken, told before the question, is no answer to the question
+                        sims = sims * np.array([p.lower() in asked for p, _ in phrases], dtype=np.float32)
                     if condition is not None and (attr.type is A.WARNINGS or s.condition_reads != "interactions"):
                         # asked whether it is safe *with the condition*: the items are matched
                         # against that, not the rest ("on Zestril for my blood pressure" ≠

@@ -63,6 +63,12 @@ class ConsultReplySettings(BaseModel):
     # "… started Latuda for bipolar depression." out, but loses "now my pee is bright orange. Is
     # that from the pills?"; dev: one written reply gained, one lost — docs/benchmarks.md, session 19).
     rare_from: Literal["turn", "question"] = "turn"
+    # Which of the patient's words may meet the subject's indications: the whole conversation, or
+    # the question sentences of the last turn only. Why the patient takes it, told before the
+    # question ("Remeron at night for depression … Is the pill making me this hungry?"), names an
+    # indication exactly and outweighed the side effect asked about. Session 29, dev: 5 of 606
+    # replies gained (4 on the new apart3 set), 0 lost.
+    indications_from: Literal["turn", "question"] = "question"
     # A yes/no question whose best item is only near what was said (under ``match_at``): from
     # ``hedge_at`` the nearest item is named as a hedge ("ankles puffed up" → "Peripheral edema",
     # 0.52); below it the reply says the entry does not list it in those words and shows the list
