@@ -205,3 +205,15 @@ def test_a_guess_never_outranks_a_drug_named_outright(retriever, monkeypatch):
     earlier = [Mention("warfarin", 0, 9, "coumadin", 1.0), Mention("epinephrine", 1, 0, "twinjct", 0.67)]
     monkeypatch.setattr(drug_subject, "mentions", lambda *_: earlier)
     assert _subject(retriever, ["I was on Coumadin.", "Twinjct now. Is that normal?"])[0] == "epinephrine"
+
+
+def test_the_drug_the_question_sentence_names_is_the_subject(retriever):
+    from medground.retrieve.drug_subject import question_spans
+
+    turn = "I take my Coumadin every night, and the dentist gave me Advil. How much Advil can I take? thanks"
+    assert [turn[a:b] for a, b in question_spans(turn)] == ["How much Advil can I take?"]
+    plain = "no question here. the last one"
+    assert [plain[a:b] for a, b in question_spans(plain)] == ["the last one"]
+    # "my Coumadin" (the patient's own) outweighs Advil named later, unless the question names Advil
+    assert resolve_subjects(retriever, [turn])[0].drug_id == "warfarin"
+    assert resolve_subjects(retriever, [turn], asked_weight=1.0)[0].drug_id == "ibuprofen"

@@ -97,11 +97,21 @@ def mentions(retriever: DrugRetriever, turns: list[str]) -> list[Mention]:
     return out
 
 
-def resolve_subjects(retriever: DrugRetriever, turns: list[str]) -> list[Subject]:
-    """Drugs of the user turns ranked as the consultation's subject (best first)."""
+def question_spans(turn: str) -> list[tuple[int, int]]:
+    """Character spans of the turn's question sentences (ending in '?'), else of its last sentence."""
+    spans = [(m.start(), m.end()) for m in re.finditer(r"\S.*?(?:[.?!](?=\s|$)|$)", turn)]
+    asked = [(a, b) for a, b in spans if turn[a:b].rstrip().endswith("?")]
+    return asked or spans[-1:]
+
+
+def resolve_subjects(retriever: DrugRetriever, turns: list[str], *, asked_weight: float = 0.0) -> list[Subject]:
+    """Drugs of the user turns ranked as the consultation's subject (best first). ``asked_weight``:
+    added for a drug named in the last turn's question sentences ("… carafate along with my
+    omeprazole. How does the carafate work?" asks about sucralfate)."""
     if not turns:
         return []
     last = len(turns) - 1
+    spans = question_spans(turns[last]) if asked_weight else []
     best: dict[str, Subject] = {}
     keys: dict[str, tuple] = {}
     found = mentions(retriever, turns)
@@ -111,8 +121,10 @@ def resolve_subjects(retriever: DrugRetriever, turns: list[str]) -> list[Subject
     named_in = {m.turn for m in found if m.match_score >= NAMED_OUTRIGHT}
     found = [m for m in found if m.match_score >= SECOND_DRUG_MIN_MATCH or m.turn not in named_in]
     for m in found:
+        # any mention of it there: "carafate … How does the carafate work?" names it twice
+        asked = m.turn == last and any(m.span in turns[last][a:b].lower() for a, b in spans)
         score = (3.0 * (m.turn == last) + 1.0 * m.own - 2.0 * m.left - 1.5 * m.third_party
-                 + 0.5 * (m.turn - last) + m.match_score)
+                 + 0.5 * (m.turn - last) + m.match_score + asked_weight * asked)
         key = (-score, 0 if m.turn == last else 1, m.position if m.turn == last else -m.turn)
         subj = best.setdefault(m.drug_id, Subject(m.drug_id, score))
         subj.mentions.append(m)
