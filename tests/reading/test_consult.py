@@ -577,3 +577,17 @@ def test_why_it_is_taken_told_before_the_question_never_answers_it(reader_over):
     # asked in the question itself, an indication still answers
     used = base.reply(["Is Remeron used for depression?"], "mirtazapine")
     assert used.chosen.attribute.type is A.INDICATIONS and "Depression" in used.first_sentence
+
+
+def test_a_kind_neither_named_drug_holds_says_what_each_holds(reader):
+    r = reader.reply(["I take Synthroid and Advil. Should I keep both of them in the fridge or at room temperature?"],
+                     "levothyroxine", ["ibuprofen"])
+    assert r.outcome == "insufficient_evidence" and r.citations == []
+    assert "Levothyroxine's entries cover dosage, interactions" in r.text
+    assert "Ibuprofen's cover dosage." in r.text
+
+    # an entry of the kind asked that the other drug holds is never called missing
+    r = reader.reply(["I take Zestril. What is Advil used for?"], "ibuprofen", ["lisinopril"])
+    assert r.outcome == "insufficient_evidence", r.text
+    assert "no entry on the uses (indications) of Ibuprofen;" in r.text
+    assert "Lisinopril's cover contraindications (when it should not be used), dosage" in r.text

@@ -405,12 +405,20 @@ class ConsultReader:
             asked = None if p_none >= s.none_above or top_type is None else PHRASE.get(top_type, top_type.value)
             if asked is None:
                 text = f"The medicine database has no entry on that for {name}; its entries cover "
-            elif others:  # the other drug asked about was looked up too: say so
-                whose = " or ".join([name, *(d.display_name for d in others)])
-                text = f"The medicine database has no entry on the {asked} of {whose}; their entries cover "
+            elif others:  # the other drug asked about was looked up too: say so, and what each holds
+                lacking = [d.display_name for d in others
+                           if all(a.type is not top_type for a in self.space.entries(d.drug_id))]
+                whose = " or ".join([name, *lacking])  # never "no entry" for a drug that has one
+                each = [f"{name}'s entries cover {covers}"] + [
+                    f"{d.display_name}'s cover " + ", ".join(sorted({PHRASE.get(a.type, a.type.value)
+                                                                     for a in self.space.entries(d.drug_id)}))
+                    for d in others if self.space.entries(d.drug_id)]
+                text = (f"The medicine database has no entry on the {asked} of {whose}; "
+                        f"{'; '.join(each)}. A pharmacist or the package leaflet can answer this.")
             else:
                 text = f"The medicine database has no entry on its {asked} for {name}; its entries cover "
-            text += f"{covers}. A pharmacist or the package leaflet can answer this."
+            if not (asked is not None and others):
+                text += f"{covers}. A pharmacist or the package leaflet can answer this."
             return Reply("insufficient_evidence", text, [], text, ranked=choices, p_none=p_none,
                          reason="no entry relates to the question", condition=condition, terms=terms)
         citations = [record_citation(best.drug, best.attribute, 1)]
