@@ -45,7 +45,7 @@ from medground.reading.consult_text import (
 )
 from medground.reading.class_match import named_class
 from medground.reading.record_facts import class_reply, sameness_reply
-from medground.reading.consult_sentences import PHRASE, first_sentence, groups_sentence, listing
+from medground.reading.consult_sentences import first_sentence, groups_sentence, listing, no_entry_text
 from medground.reading.patient_condition import (
     CONDITION_READS,
     LISTED_ONLY,
@@ -401,24 +401,9 @@ class ConsultReader:
                 # the typer reads a class question (not "no record answers": the pill's looks, an
                 # alternative or the price have a class too, and are not answered by it)
                 return replace(facts, ranked=choices, p_none=p_none)
-            covers = ", ".join(sorted(PHRASE.get(t, t.value) for t in held))
-            asked = None if p_none >= s.none_above or top_type is None else PHRASE.get(top_type, top_type.value)
-            if asked is None:
-                text = f"The medicine database has no entry on that for {name}; its entries cover "
-            elif others:  # the other drug asked about was looked up too: say so, and what each holds
-                lacking = [d.display_name for d in others
-                           if all(a.type is not top_type for a in self.space.entries(d.drug_id))]
-                whose = " or ".join([name, *lacking])  # never "no entry" for a drug that has one
-                each = [f"{name}'s entries cover {covers}"] + [
-                    f"{d.display_name}'s cover " + ", ".join(sorted({PHRASE.get(a.type, a.type.value)
-                                                                     for a in self.space.entries(d.drug_id)}))
-                    for d in others if self.space.entries(d.drug_id)]
-                text = (f"The medicine database has no entry on the {asked} of {whose}; "
-                        f"{'; '.join(each)}. A pharmacist or the package leaflet can answer this.")
-            else:
-                text = f"The medicine database has no entry on its {asked} for {name}; its entries cover "
-            if not (asked is not None and others):
-                text += f"{covers}. A pharmacist or the package leaflet can answer this."
+            asked = None if p_none >= s.none_above or top_type is None else top_type
+            others_hold = {d.display_name: {a.type for a in self.space.entries(d.drug_id)} for d in others}
+            text = no_entry_text(name, held, asked, others_hold)
             return Reply("insufficient_evidence", text, [], text, ranked=choices, p_none=p_none,
                          reason="no entry relates to the question", condition=condition, terms=terms)
         citations = [record_citation(best.drug, best.attribute, 1)]

@@ -4,7 +4,7 @@ and its matched items by deterministic templates (reading/consult.py chooses the
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from medground.drug_schema import AttributeType, Drug
@@ -149,3 +149,24 @@ def groups_sentence(best, other, number: int) -> str | None:
     return (f"{drug.display_name}'s interactions [1] do not name {other.drug.display_name}, but "
             f"{other.drug.display_name}'s interactions [{number}] list groups of drugs ({join_items(groups[:4])}); "
             f"whether {drug.display_name} belongs to one of them is for your pharmacist or doctor to judge.")
+
+
+def no_entry_text(name: str, held: Iterable[AttributeType], asked: AttributeType | None,
+                  others: Mapping[str, set[AttributeType]]) -> str:
+    """The abstention when no entry relates: what was looked for (``asked``; None: a question no
+    entry answers), and what each drug's entries cover — the other drugs asked about too, by name,
+    a kind called missing only for a drug that lacks it ("their entries cover dosage" once gave
+    the first drug's coverage as both's)."""
+    def kinds(types: Iterable[AttributeType]) -> str:
+        return ", ".join(sorted({PHRASE.get(t, t.value) for t in types}))
+
+    tail = " A pharmacist or the package leaflet can answer this."
+    if asked is None:
+        return f"The medicine database has no entry on that for {name}; its entries cover {kinds(held)}.{tail}"
+    what = PHRASE.get(asked, asked.value)
+    if not others:
+        return f"The medicine database has no entry on its {what} for {name}; its entries cover {kinds(held)}.{tail}"
+    whose = " or ".join([name, *(other for other, types in others.items() if asked not in types)])
+    each = [f"{name}'s entries cover {kinds(held)}"] + [f"{other}'s cover {kinds(types)}"
+                                                        for other, types in others.items() if types]
+    return f"The medicine database has no entry on the {what} of {whose}; {'; '.join(each)}.{tail}"
