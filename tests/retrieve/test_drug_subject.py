@@ -215,5 +215,5 @@ def test_the_drug_the_question_sentence_names_is_the_subject(retriever):
     plain = "no question here. the last one"
     assert [plain[a:b] for a, b in question_spans(plain)] == ["the last one"]
     # "my Coumadin" (the patient's own) outweighs Advil named later, unless the question names Advil
-    assert resolve_subjects(retriever, [turn])[0].drug_id == "warfarin"
-    assert resolve_subjects(retriever, [turn], asked_weight=1.0)[0].drug_id == "ibuprofen"
+    assert resolve_subjects(retriever, [turn], asked_weight=0.0)[0].drug_id == "warfarin"
+    assert resolve_subjects(retriever, [turn])[0].drug_id == "ibuprofen"

@@ -48,6 +48,7 @@ from medground.reading.addressing import asking_sentences, unaddressed_terms, vo
 from medground.reading.consult_settings import ConsultReplySettings
 from medground.reading.citations import cited_numbers
 from medground.reading.support import Support, passage_support, quote, quoted_answer
+from medground.retrieve.drug_subject import ASKED_WEIGHT
 from medground.retrieve.engine import RetrievalEngine
 from medground.schema import Answer, Citation, Evidence, Query, Question
 
@@ -90,7 +91,7 @@ class DrugRagSettings(BaseModel):
     # one named only in the context around them (retrieve/drug_subject.resolve_subjects): "Dr gave
     # me carafate along with my omeprazole. How does the carafate work?" is about sucralfate.
     # Session 29, dev: 3 of 606 replies gained (apart3), 0 lost; 0 turns it off.
-    asked_subject_weight: float = Field(1.0, ge=0.0)
+    asked_subject_weight: float = Field(ASKED_WEIGHT, ge=0.0)
     # "tool_call": the LLM distills the consultation into search_engine(keywords) (RagPULSE).
     # "subject": when a drug the patient named is recognised, the keywords are its name + the
     # last turn, no LLM call (measured better on the multi-turn set: benchmarks/consult.py);

@@ -104,7 +104,13 @@ def question_spans(turn: str) -> list[tuple[int, int]]:
     return asked or spans[-1:]
 
 
-def resolve_subjects(retriever: DrugRetriever, turns: list[str], *, asked_weight: float = 0.0) -> list[Subject]:
+# What a drug named in the last turn's question sentences adds to its subject score (the drugrag
+# pipeline's ``asked_subject_weight``; session 29, dev 3 of 606 replies gained, 0 lost).
+ASKED_WEIGHT = 1.0
+
+
+def resolve_subjects(retriever: DrugRetriever, turns: list[str], *, asked_weight: float = ASKED_WEIGHT
+                     ) -> list[Subject]:
     """Drugs of the user turns ranked as the consultation's subject (best first). ``asked_weight``:
     added for a drug named in the last turn's question sentences ("… carafate along with my
     omeprazole. How does the carafate work?" asks about sucralfate)."""
@@ -122,7 +128,8 @@ def resolve_subjects(retriever: DrugRetriever, turns: list[str], *, asked_weight
     found = [m for m in found if m.match_score >= SECOND_DRUG_MIN_MATCH or m.turn not in named_in]
     for m in found:
         # any mention of it there: "carafate … How does the carafate work?" names it twice
-        asked = m.turn == last and any(m.span in turns[last][a:b].lower() for a, b in spans)
+        asked = m.turn == last and any(re.search(rf"(?<!\w){re.escape(m.span)}(?!\w)", turns[last][a:b].lower())
+                                       for a, b in spans)
         score = (3.0 * (m.turn == last) + 1.0 * m.own - 2.0 * m.left - 1.5 * m.third_party
                  + 0.5 * (m.turn - last) + m.match_score + asked_weight * asked)
         key = (-score, 0 if m.turn == last else 1, m.position if m.turn == last else -m.turn)
