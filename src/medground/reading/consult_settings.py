@@ -69,6 +69,10 @@ class ConsultReplySettings(BaseModel):
     # indication exactly and outweighed the side effect asked about. Session 29, dev: 5 of 606
     # replies gained (4 on the new apart3 set), 0 lost.
     indications_from: Literal["turn", "question"] = "question"
+    # The same for the subject's therapeutic effects, which also say what it is taken for
+    # ("Wegovy for weight loss!! … how often do I inject it?" met "Weight loss"). Session 29, dev:
+    # 2 of 606 replies gained, 0 lost.
+    effects_from: Literal["turn", "question"] = "question"
     # A yes/no question whose best item is only near what was said (under ``match_at``): from
     # ``hedge_at`` the nearest item is named as a hedge ("ankles puffed up" → "Peripheral edema",
     # 0.52); below it the reply says the entry does not list it in those words and shows the list
