@@ -210,6 +210,11 @@ def typer_cmd(args) -> None:
 
 
 # --- sets ----------------------------------------------------------------------------------
+def _dialogue(turns: list[dict]) -> str:
+    """A written set's turns as the pipeline reads a consultation: "Patient: …" / "Pharmacist: …"."""
+    return "\n".join(f"{'Patient' if t['role'] == 'patient' else 'Pharmacist'}: {t['text']}" for t in turns)
+
+
 def written_items(split: str, path: Path = WRITTEN, prefix: str = "consult-written") -> list[dict]:
     """A written set's dialogues of one split (the split of ``<prefix>/<id>``, frozen before building)."""
     from medground.reading.splits import split_of
@@ -219,9 +224,7 @@ def written_items(split: str, path: Path = WRITTEN, prefix: str = "consult-writt
     for r in rows:
         if split_of(f"{prefix}/{r['id']}", seed=27, test_share=0.5) != split:
             continue
-        turns = r["turns"]
-        text = "\n".join(f"{'Patient' if t['role'] == 'patient' else 'Pharmacist'}: {t['text']}" for t in turns)
-        out.append({"id": r["id"], "dialogue": text, "subject": r["subject"], "attribute": r["attribute"],
+        out.append({"id": r["id"], "dialogue": _dialogue(r["turns"]), "subject": r["subject"], "attribute": r["attribute"],
                     "terms": r.get("clinical_terms") or [], "kind": r.get("question_kind"),
                     "unanswerable": bool(r.get("unanswerable")), "second_drug": r.get("second_drug"),
                     "features": r.get("features", [])})
@@ -251,8 +254,7 @@ def apart_items(split: str, store, path: Path = APART, whole_split: str = "dev")
         subject, held = _exact_drug(retriever, r["subject"])
         subject = subject or r["subject"]
         unanswerable = r["attribute"] is None or r["attribute"] not in held
-        turns = "\n".join(f"{'Patient' if t['role'] == 'patient' else 'Pharmacist'}: {t['text']}" for t in r["turns"])
-        out.append({"id": r["id"], "dialogue": turns,
+        out.append({"id": r["id"], "dialogue": _dialogue(r["turns"]),
                     "subject": subject, "attribute": None if unanswerable else r["attribute"],
                     "terms": [r["answer_item"]] if r.get("answer_item") else [], "kind": r["kind"],
                     "unanswerable": unanswerable})

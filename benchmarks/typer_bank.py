@@ -35,24 +35,6 @@ RESULTS = ROOT / "benchmarks" / "results" / "consult.json"
 BANK = ROOT / "benchmarks" / "data" / "typer_bank.jsonl"
 
 
-def _medication_qa_dev() -> tuple[list[str], list[str], list[str]]:
-    """(questions as asked, with the focus drug read "this medicine", labels) of the dev part."""
-    from medground.eval.datasets import load_dataset
-    from medground.reading.consult_typer import label_of, mask_names
-    from medground.reading.splits import medication_qa_split
-
-    plain, masked, labels = [], [], []
-    for q in load_dataset("medication-qa"):
-        lab = label_of(q.metadata["question_type"])
-        if lab is None or medication_qa_split(q.qid) != "dev":
-            continue
-        focus = q.metadata.get("focus_drug") or ""
-        plain.append(q.question)
-        masked.append(mask_names(q.question, [focus, *focus.split()]))
-        labels.append(lab)
-    return plain, masked, labels
-
-
 def main() -> None:
     from sklearn.model_selection import StratifiedKFold
 
@@ -62,7 +44,7 @@ def main() -> None:
     from medground.reading.consult_typer import train
     from medground.retrieve.drug_intent import EMBEDDER_KIND
     from medground.store.drugs import DrugStore
-    from medground.train.typer_bank import load_bank, training_pairs
+    from medground.train.typer_bank import load_bank, medication_qa_questions, training_pairs
     from medground.train.typer_context import ContextMaker
 
     ap = argparse.ArgumentParser()
@@ -76,7 +58,7 @@ def main() -> None:
 
     emb = load_embedder(EmbedderSettings(kind=EMBEDDER_KIND, threads=2))
     store = DrugStore()
-    plain, masked, y_list = _medication_qa_dev()
+    plain, masked, y_list = medication_qa_questions("dev")
     y = np.array(y_list)
     names = [n for n, _, _ in store.names()]
     bank_items = [item for f in args.banks.split(",") for item in load_bank(BANK.parent / f.strip())]

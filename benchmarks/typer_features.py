@@ -91,19 +91,11 @@ def main() -> None:
 
 
 def _dev_questions() -> tuple[list[str], list[str], np.ndarray]:
-    """Medication QA's dev questions with a label: as asked, with the focus drug (and each word of
-    its name) read "this medicine", and their labels."""
-    from medground.eval.datasets import load_dataset
-    from medground.reading.consult_typer import label_of, mask_names
-    from medground.reading.splits import medication_qa_split
+    """Medication QA's dev questions with a label: as asked, masked, and their labels."""
+    from medground.train.typer_bank import medication_qa_questions
 
-    items = [(q, label_of(q.metadata["question_type"])) for q in load_dataset("medication-qa")]
-    dev = [(q, lab) for q, lab in items if lab is not None and medication_qa_split(q.qid) == "dev"]
-    masked = []
-    for q, _ in dev:
-        focus = q.metadata.get("focus_drug") or ""
-        masked.append(mask_names(q.question, [focus, *focus.split()]))
-    return [q.question for q, _ in dev], masked, np.array([lab for _, lab in dev])
+    plain, masked, labels = medication_qa_questions("dev")
+    return plain, masked, np.array(labels)
 
 
 def finetune(pairs_per_question: int = 8, folds: int = 5, seed: int = 0) -> None:

@@ -572,7 +572,7 @@ def test_why_it_is_taken_told_before_the_question_never_answers_it(reader_over):
     asked = base.reply([t], "mirtazapine")
     assert asked.chosen.attribute.type is A.ADVERSE_REACTIONS
     turn = ConsultReader(base.drugs, base.typer, base.embedder,
-                         base.settings.model_copy(update={"indications_from": "turn"})).reply([t], "mirtazapine")
+                         base.settings.model_copy(update={"purpose_entries_from": "turn"})).reply([t], "mirtazapine")
     assert turn.chosen.attribute.type is A.INDICATIONS  # the whole turn: its purpose outweighs the question
     # the same for what its therapeutic effects say it does
     effects = DrugCatalog(
@@ -582,7 +582,7 @@ def test_why_it_is_taken_told_before_the_question_never_answers_it(reader_over):
     glp = reader_over(effects)
     shot = ["Just got approved for Wegovy for weight loss!! The pharmacy gave me the 0.25 pens. How often do I inject it?"]
     assert glp.reply(shot, "semaglutide").chosen.attribute.type is A.DOSAGE
-    whole = ConsultReader(glp.drugs, glp.typer, glp.embedder, glp.settings.model_copy(update={"effects_from": "turn"}))
+    whole = ConsultReader(glp.drugs, glp.typer, glp.embedder, glp.settings.model_copy(update={"purpose_entries_from": "turn"}))
     assert whole.reply(shot, "semaglutide").chosen.attribute.type is A.THERAPEUTIC_EFFECTS
     # asked in the question itself, an indication still answers
     used = base.reply(["Is Remeron used for depression?"], "mirtazapine")

@@ -288,3 +288,16 @@ def is_heading_block(text: str, start: int, end: int) -> bool:
     if not after.startswith("\n"):
         return False  # a heading at the very end titles nothing here
     return at_edge or not before.rstrip().endswith(":")
+
+
+def sentences_of(text: str) -> list[str]:
+    """``text``'s sentences, split after '.', '?' or '!' and a space: the plain split a patient's
+    chat turn needs (no abbreviation repair: turns are short and informal)."""
+    return [s.strip() for s in re.split(r"(?<=[.?!])\s+", text.strip()) if s.strip()]
+
+
+def questions(turn: str) -> list[str]:
+    """The turn's question sentences (those ending in '?'), else its last sentence: what is asked,
+    apart from the context around it ("Yes, 10 mg a day. … how does this one bring cholesterol down?")."""
+    sentences = sentences_of(turn)
+    return [s for s in sentences if s.endswith("?")] or sentences[-1:]

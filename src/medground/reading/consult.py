@@ -153,9 +153,7 @@ class ConsultReader:
                 p_type = {**p_type, A.INTERACTIONS: max(p_type.values())}
             per_drug[subject.drug_id].append((second.description, 1.0))
             modifiers = modifiers - {second.description.lower()}  # "antibiotic" of "antibiotic pill" names it
-        asked_only = ({A.INDICATIONS} if s.indications_from == "question" else set()) | \
-            ({A.THERAPEUTIC_EFFECTS} if s.effects_from == "question" else set())
-        asked = " ".join(questions(question)).lower() if asked_only else ""
+        asked = " ".join(questions(question)).lower() if s.purpose_entries_from == "question" else ""
         if asked == question.strip().lower():  # nothing told before the question: nothing to keep out
             asked = ""
         texts = list(dict.fromkeys(p for ps in per_drug.values() for p, _ in ps))
@@ -196,7 +194,7 @@ class ConsultReader:
                         # a phrase is a run of content words across stop words ("doctor blood pressure")
                         sims = sims * np.array([p not in purpose for p, _ in phrases],
                                                dtype=np.float32)
-                    if asked and drug is subject and attr.type in asked_only:
+                    if asked and drug is subject and attr.type in (A.INDICATIONS, A.THERAPEUTIC_EFFECTS):
                         # why it is taken, told before the question, is no answer to the question
                         sims = sims * np.array([p.lower() in asked for p, _ in phrases], dtype=np.float32)
                     if condition is not None and (attr.type is A.WARNINGS or s.condition_reads != "interactions"):

@@ -63,16 +63,14 @@ class ConsultReplySettings(BaseModel):
     # "… started Latuda for bipolar depression." out, but loses "now my pee is bright orange. Is
     # that from the pills?"; dev: one written reply gained, one lost — docs/benchmarks.md, session 19).
     rare_from: Literal["turn", "question"] = "turn"
-    # Which of the patient's words may meet the subject's indications: the whole conversation, or
-    # the question sentences of the last turn only. Why the patient takes it, told before the
-    # question ("Remeron at night for depression … Is the pill making me this hungry?"), names an
-    # indication exactly and outweighed the side effect asked about. Session 29, dev: 5 of 606
-    # replies gained (4 on the new apart3 set), 0 lost.
-    indications_from: Literal["turn", "question"] = "question"
-    # The same for the subject's therapeutic effects, which also say what it is taken for
-    # ("Wegovy for weight loss!! … how often do I inject it?" met "Weight loss"). Session 29, dev:
-    # 2 of 606 replies gained, 0 lost.
-    effects_from: Literal["turn", "question"] = "question"
+    # Which of the patient's words may meet the subject's entries that say what it is for (its
+    # indications and therapeutic effects): the whole conversation, or the last turn's question
+    # sentences only. Why the patient takes it, told before the question ("Remeron at night for
+    # depression … Is the pill making me this hungry?"; "Wegovy for weight loss!! … how often do
+    # I inject it?"), names such an item exactly and outweighed what was asked. A one-sentence turn
+    # is read whole. Session 29, dev: indications 5 of 606 replies gained, therapeutic effects 2
+    # more, 0 lost.
+    purpose_entries_from: Literal["turn", "question"] = "question"
     # A yes/no question whose best item is only near what was said (under ``match_at``): from
     # ``hedge_at`` the nearest item is named as a hedge ("ankles puffed up" → "Peripheral edema",
     # 0.52); below it the reply says the entry does not list it in those words and shows the list

@@ -8,6 +8,8 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
+from medground.corpus.sentences import questions, sentences_of
+
 # Closed-class words that open a yes/no question (grammar, not a list fitted to any set).
 AUXILIARIES = frozenset("am is are was were do does did can could will would shall should may might must "
                          "has have had".split())
@@ -135,11 +137,6 @@ def content_phrases(text: str, exclude: Sequence[str] = (), longest: int = 3,
     return list(dict.fromkeys(out))
 
 
-def sentences_of(text: str) -> list[str]:
-    """``text``'s sentences: split after '.', '?' or '!' and a space."""
-    return [s.strip() for s in re.split(r"(?<=[.?!])\s+", text.strip()) if s.strip()]
-
-
 def whole_name(name: str) -> re.Pattern[str]:
     """``name`` as a whole word (or words), any case: "Toprol" is not found in "Toprol-XL"'s part."""
     return re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])", re.IGNORECASE)
@@ -147,13 +144,6 @@ def whole_name(name: str) -> re.Pattern[str]:
 
 def _name_words(names: Sequence[str]) -> set[str]:
     return {w.lower() for name in names for w in WORD.findall(name)}
-
-
-def questions(turn: str) -> list[str]:
-    """The turn's question sentences (those ending in '?'), else its last sentence: what is asked,
-    apart from the context around it ("Yes, 10 mg a day. … how does this one bring cholesterol down?")."""
-    sentences = sentences_of(turn)
-    return [s for s in sentences if s.endswith("?")] or sentences[-1:]
 
 
 # What may stand in a question that only ties what the patient described to the medicine as its

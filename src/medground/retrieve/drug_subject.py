@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from medground.corpus.sentences import questions
 from medground.retrieve.drugs import DrugRetriever
 
 _OWN = re.compile(r"\b(my|i take|i'm taking|i am taking|i'm on|i am on|i('ve| have) been (taking|on)|"
@@ -97,13 +98,6 @@ def mentions(retriever: DrugRetriever, turns: list[str]) -> list[Mention]:
     return out
 
 
-def question_spans(turn: str) -> list[tuple[int, int]]:
-    """Character spans of the turn's question sentences (ending in '?'), else of its last sentence."""
-    spans = [(m.start(), m.end()) for m in re.finditer(r"\S.*?(?:[.?!](?=\s|$)|$)", turn)]
-    asked = [(a, b) for a, b in spans if turn[a:b].rstrip().endswith("?")]
-    return asked or spans[-1:]
-
-
 # What a drug named in the last turn's question sentences adds to its subject score (the drugrag
 # pipeline's ``asked_subject_weight``; session 29, dev 3 of 606 replies gained, 0 lost).
 ASKED_WEIGHT = 1.0
@@ -117,7 +111,7 @@ def resolve_subjects(retriever: DrugRetriever, turns: list[str], *, asked_weight
     if not turns:
         return []
     last = len(turns) - 1
-    spans = question_spans(turns[last]) if asked_weight else []
+    asked_text = " ".join(questions(turns[last])).lower() if asked_weight else ""
     best: dict[str, Subject] = {}
     keys: dict[str, tuple] = {}
     found = mentions(retriever, turns)
@@ -128,8 +122,7 @@ def resolve_subjects(retriever: DrugRetriever, turns: list[str], *, asked_weight
     found = [m for m in found if m.match_score >= SECOND_DRUG_MIN_MATCH or m.turn not in named_in]
     for m in found:
         # any mention of it there: "carafate … How does the carafate work?" names it twice
-        asked = m.turn == last and any(re.search(rf"(?<!\w){re.escape(m.span)}(?!\w)", turns[last][a:b].lower())
-                                       for a, b in spans)
+        asked = m.turn == last and re.search(rf"(?<!\w){re.escape(m.span)}(?!\w)", asked_text) is not None
         score = (3.0 * (m.turn == last) + 1.0 * m.own - 2.0 * m.left - 1.5 * m.third_party
                  + 0.5 * (m.turn - last) + m.match_score + asked_weight * asked)
         key = (-score, 0 if m.turn == last else 1, m.position if m.turn == last else -m.turn)

@@ -1,5 +1,5 @@
-"""Written consumer questions as extra training text for the consultation typer
-(reading/consult_typer.py).
+"""The consultation typer's labelled questions (reading/consult_typer.py): Medication QA's, and
+written consumer questions as extra training text.
 
 Medication QA's 491 development questions bound the typer: they are single sentences, mostly
 well formed, with 9 contraindications questions and no pregnancy class. The banks
@@ -70,3 +70,22 @@ def training_pairs(items: Sequence[BankItem], drug_names: Sequence[str], *, spec
         texts.append(mask_names(item.text, [n for n in names if n.lower() in lowered]))
         labels.append(label)
     return texts, labels
+
+
+def medication_qa_questions(split: str) -> tuple[list[str], list[str], list[str]]:
+    """Medication QA's labelled questions of one split (reading/splits.py): as asked, with the focus
+    drug (and each word of its name) read "this medicine", and their typer labels."""
+    from medground.eval.datasets import load_dataset
+    from medground.reading.consult_typer import label_of
+    from medground.reading.splits import medication_qa_split
+
+    plain, masked, labels = [], [], []
+    for q in load_dataset("medication-qa"):
+        label = label_of(q.metadata["question_type"])
+        if label is None or medication_qa_split(q.qid) != split:
+            continue
+        focus = q.metadata.get("focus_drug") or ""
+        plain.append(q.question)
+        masked.append(mask_names(q.question, [focus, *focus.split()]))
+        labels.append(label)
+    return plain, masked, labels
