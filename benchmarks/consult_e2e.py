@@ -12,6 +12,7 @@ benchmarks/results/consult.json; imports only the package.
           apart      benchmarks/data/consult_apart.jsonl (session 28; development only)
           apart2     benchmarks/data/consult_apart2.jsonl (session 29; test only)
           apart3     benchmarks/data/consult_apart3.jsonl (session 29; development only, 60 items)
+          apart4     benchmarks/data/consult_apart4.jsonl (session 30; test only, 50 items)
           Per set: the reply's cited entry right at drug and drug + attribute level, rubric checks
           (first sentence names the asked item when the entry has it; yes/no agrees with the
           entry; no quoted text outside the cited entries), wrong and right abstention, seconds.
@@ -42,6 +43,7 @@ CONDITIONS = ROOT / "benchmarks" / "data" / "consult_conditions.jsonl"
 APART = ROOT / "benchmarks" / "data" / "consult_apart.jsonl"  # session 28: development only, no test half
 APART2 = ROOT / "benchmarks" / "data" / "consult_apart2.jsonl"  # session 29: test only, no development half
 APART3 = ROOT / "benchmarks" / "data" / "consult_apart3.jsonl"  # session 29: development only
+APART4 = ROOT / "benchmarks" / "data" / "consult_apart4.jsonl"  # session 30: test only
 # Which entries (and items) answer each written dialogue, labelled blind to any reply (consult_written.md)
 ENTRY_LABELS = [ROOT / "benchmarks" / "data" / "consult_written_entries.jsonl",
                 ROOT / "benchmarks" / "data" / "consult_conditions_entries.jsonl"]
@@ -242,7 +244,7 @@ def _exact_drug(retriever, name: str) -> tuple[str | None, set[str]]:
 
 def apart_items(split: str, store, path: Path = APART, whole_split: str = "dev") -> list[dict]:
     """Consultations written apart (benchmarks/data/consult_written.md): the session-28 set and
-    apart3 are all development, apart2 all test (``whole_split``); an item whose drug lacks an entry
+    apart3 are all development, apart2 and apart4 all test (``whole_split``); an item whose drug lacks an entry
     of the writer's attribute is unanswerable."""
     from medground.retrieve.drugs import DrugRetriever
 
@@ -322,6 +324,7 @@ def load_sets(names: list[str], split: str, n: int) -> dict[str, list[dict]]:
               "apart": lambda: apart_items(split, store),
               "apart2": lambda: apart_items(split, store, APART2, "test"),
               "apart3": lambda: apart_items(split, store, APART3, "dev"),
+              "apart4": lambda: apart_items(split, store, APART4, "test"),
               "generated": lambda: generated_items(split)}
     out = {}
     for name in names:

@@ -407,7 +407,8 @@ def test_a_rare_word_said_in_passing_never_picks_the_indications(reader):
         entry = next(c for c in r.ranked if c.attribute.type is A.INDICATIONS)
         return entry.best.similarity, r.citations[0].section
 
-    allowed, _ = indications_match(rare_in_indications=True)
+    # (the purpose rule, told before the question, would keep it out as well: read the whole turn)
+    allowed, _ = indications_match(rare_in_indications=True, purpose_entries_from="turn")
     assert allowed >= every_word_rare.lexical_match  # "heart" stands in "Heart failure"
     kept_out, section = indications_match()
     assert kept_out < every_word_rare.lexical_match and section == "adverse_reactions"

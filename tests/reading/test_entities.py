@@ -90,3 +90,31 @@ def test_asking_only_holds_the_question_sentences_not_the_context_before_them():
     # an entity of the question sentence is still held: a near miss stays caught
     near = "I had chickenpox as a child. At what age should one receive the shingles vaccine?"
     assert asking.absent(near, ["Chickenpox (varicella) vaccine is given at 12 months."]) == ["shingles"]
+
+
+def test_a_drug_class_is_named_by_its_label_its_abbreviation_or_a_member():
+    from types import SimpleNamespace as Drug
+
+    from medground.reading.entities import class_groups, class_names
+
+    assert class_names("Angiotensin-converting enzyme (ACE) inhibitor") == [
+        "Angiotensin-converting enzyme inhibitor", "ACE inhibitor"]
+    assert class_names("Proton-pump inhibitors (PPIs); Antisecretory") == ["Proton-pump inhibitors", "PPIs",
+                                                                           "Antisecretory"]
+    # a parenthesis that is no abbreviation is a qualifier: no class of its own
+    assert class_names("Benzodiazepine (Schedule IV controlled substance)") == ["Benzodiazepine"]
+    drugs = [Drug(generic_name="lisinopril", brand_names=["Zestril"],
+                  drug_class="Angiotensin-converting enzyme (ACE) inhibitor"),
+             Drug(generic_name="captopril", brand_names=[], drug_class="ACE Inhibitors"),
+             Drug(generic_name="oxybutynin", brand_names=[], drug_class="Urinary antispasmodic")]
+    groups = class_groups(drugs)
+    ace = next(g for g in groups if "ACE inhibitor" in g.entry)
+    # spelt out and abbreviated in one label: one class, whichever label its members carry
+    assert {"ACE Inhibitors", "Angiotensin-converting enzyme inhibitor"} <= set(ace.entry)
+    assert set(ace.also) == {"lisinopril", "Zestril", "captopril"}
+    df = {"ace": 76, "inhibitor": 478, "angiotensin": 99}
+    g = EntityGate(EntityDictionary(groups), lambda w: df.get(w.lower(), 0), 15_000, 0.01)
+    q = "Why are people who have just started an ACE inhibitor told to get up slowly?"
+    assert g.absent(q, ["Avoid getting up too fast: oxybutynin may cause dizziness."]) == ["ACE inhibitor"]
+    assert g.absent(q, ["Lisinopril can cause orthostatic hypotension at first."]) == []
+    assert g.absent(q, ["Angiotensin-converting enzyme inhibitors lower blood pressure."]) == []

@@ -73,7 +73,8 @@ class RagPipeline:
                 self._gate = entity_gate(index.doc_freq, len(index), self.reader.freetext_entity_max_df,
                                          drugs=medicine_database_drugs(),
                                          names_outside=self.reader.freetext_entity_words,
-                                         asking_only=self.reader.freetext_entity_scope == "asking")
+                                         asking_only=self.reader.freetext_entity_scope == "asking",
+                                         classes=self.reader.freetext_entity_classes)
             elif self.reader.freetext_entity_max_df is not None:
                 log.warning("freetext_entity_max_df is set but the retrieval has no bm25 index: no entity check")
         return self._gate

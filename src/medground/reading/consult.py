@@ -173,7 +173,9 @@ class ConsultReader:
             weights = np.array([w for _, w in phrases], dtype=np.float32)
             items, vecs = self.space.items(drug.drug_id)
             item_names = self.space.item_names(drug.drug_id)
-            for attr, its, iv, names_of in zip(self.space.entries(drug.drug_id), items, vecs, item_names):
+            member_of = self.space.member_of(drug.drug_id)
+            for attr, its, iv, names_of, item_of in zip(self.space.entries(drug.drug_id), items, vecs, item_names,
+                                                         member_of):
                 if drug is not subject and attr.type is not A.INTERACTIONS:
                     continue
                 matches: list[ItemMatch] = []
@@ -212,8 +214,11 @@ class ConsultReader:
                         j = int(best_phrase[k])
                         matches.append(ItemMatch(item, float(sims[k, j]), phrases[j][0]))
                     if rare and (s.rare_in_indications or attr.type is not A.INDICATIONS):
+                        # the purpose rule holds for a rare word too ("hay fever … still sneezing.
+                        # can i take another one now?" is no question about what Claritin relieves)
+                        purposive = asked and drug is subject and attr.type in (A.INDICATIONS, A.THERAPEUTIC_EFFECTS)
                         for m in matches:
-                            hit = rare & word_set(m.text)
+                            hit = rare & word_set(m.text) & (word_set(asked) if purposive else rare)
                             if hit and m.similarity < s.lexical_match:
                                 m.similarity, m.phrase = s.lexical_match, sorted(hit)[0]
                     if attr.type is A.INTERACTIONS:
@@ -231,6 +236,8 @@ class ConsultReader:
                         for m in matches:
                             said, listed = word_set(m.phrase) & substances, word_set(m.text) & substances
                             m.other_substance = bool(said and listed and not said & listed)
+                    for m in matches:  # "aged cheeses" is Nardil's "Foods high in tyramine (…)"
+                        m.text = item_of.get(m.text, m.text)
                     matches.sort(key=lambda m: -m.similarity)
                 top = matches[0].similarity if matches else 0.0
                 score = float(np.log(p_type.get(attr.type, 0.0) + 1e-3)) + s.item_weight * max(0.0, top - s.item_floor)

@@ -13,8 +13,16 @@ from collections.abc import Sequence
 import numpy as np
 
 from medground.drug_schema import AttributeType, Drug, DrugAttribute
-from medground.reading.consult_settings import ConsultReplySettings
-from medground.reading.consult_text import REFERENTS, WORD, content_phrases, split_items, stop_words, with_parts
+from medground.reading.consult_settings import TERM_TYPES, ConsultReplySettings
+from medground.reading.consult_text import (
+    REFERENTS,
+    WORD,
+    content_phrases,
+    members,
+    split_items,
+    stop_words,
+    with_parts,
+)
 from medground.reading.consult_types import word_set
 
 
@@ -59,7 +67,8 @@ class ItemSpace:
             glossary = load_glossary() if s.lay_glosses else {}
             vocabulary = self._vocabulary()
             # A label section can list hundreds of lines; its first ones carry its gist.
-            items = [with_parts(list(dict.fromkeys(split_items(a.text)))[: s.max_entry_items])
+            items = [with_parts(list(dict.fromkeys(split_items(a.text)))[: s.max_entry_items],
+                                s.item_members and a.type in TERM_TYPES)
                      for a in self.entries(drug_id)]
             flat = [i for its in items for i in its]
             extra: list[tuple[int, int, str]] = []  # (row, item, text)
@@ -86,6 +95,21 @@ class ItemSpace:
             self._item_vectors[drug_id] = (items, out)
             self._item_names[drug_id] = named
         return self._item_vectors[drug_id]
+
+    def member_of(self, drug_id: str) -> list[dict[str, str]]:
+        """Per entry: each member an item names in parentheses → that item (consult_text.members);
+        the reply names the item, matched through its member."""
+        out = []
+        for attr, its in zip(self.entries(drug_id), self.items(drug_id)[0]):
+            whole: dict[str, str] = {}
+            if self.settings.item_members and attr.type in TERM_TYPES:
+                listed = set(split_items(attr.text))  # a member that is an item of its own stays one
+                for item in its:
+                    for m in members(item):
+                        if m not in listed:
+                            whole.setdefault(m, item)
+            out.append(whole)
+        return out
 
     def item_names(self, drug_id: str) -> list[list[list[str]]]:
         """Per entry, per item: the item and the plain names it is also matched through."""

@@ -181,5 +181,10 @@ class ConsultReplySettings(BaseModel):
     # the subject's interactions ("Diuretics", through its plain names) is a second drug asked
     # about with the subject (reading/described.py); off: such words only say which medicine.
     described_medicines: bool = True
+    # A list item that names its members in parentheses ("Foods high in tyramine (milk, …, aged
+    # cheeses, …)", "CNS depressants (antihistamines, kava, valerian)") is also matched through each
+    # member: a patient's "aged cheddar" meets "aged cheeses", not a blend of eleven foods. The
+    # reply names the whole item (consult_types.distinct).
+    item_members: bool = Field(True, description="match a list item through the members its parentheses name")
     clinical_terms_max: int = Field(3, ge=1, le=8, description="terms kept from the LLM's list")
     clinical_terms_chars: int = Field(600, ge=40, description="characters of the patient's turns (the last ones) it reads")

@@ -59,7 +59,21 @@ def split_items(text: str) -> list[str]:
     return sentences or [text.strip()]
 
 
-def with_parts(items: Sequence[str]) -> list[str]:
+def members(item: str) -> list[str]:
+    """The members a list item names in parentheses: "CNS depressants (antihistamines, kava,
+    valerian)" → antihistamines, kava, valerian. Only a list of two or more, without numbers (a
+    dose or a threshold is no member), after a head of a few words (a label sentence's aside is
+    no list); "e.g." and "such as" openers dropped."""
+    m = re.search(r"\(([^()]*)\)", item)
+    if not m or re.search(r"\d", m.group(1)) or len(item[: m.start()].split()) > 6:
+        return []  # a dose, a threshold, or a label's sentence with an aside
+    inner = re.sub(r"^\s*(e\.g\.,?|such as|including|eg,?)\s*", "", m.group(1), flags=re.I)
+    parts = [p.strip(" .;") for p in re.split(r",|;|\band\b|\bor\b", inner)]
+    parts = [p for p in parts if len(p) >= 3 and WORD.search(p)]
+    return parts if len(parts) >= 2 else []
+
+
+def with_parts(items: Sequence[str], named_members: bool = False) -> list[str]:
     """Items, each followed by its parts when it names several things at once: "Nausea/vomiting/
     diarrhea" is three effects, and a patient's "loose stools" should meet "diarrhea" alone, not
     a blend of four; a short item's words before its parenthesis ("Pregnancy" of "Pregnancy (fetal
@@ -74,6 +88,8 @@ def with_parts(items: Sequence[str]) -> list[str]:
         head = item.split(" (", 1)[0].strip()
         if head != item and len(head) >= 3 and len(item) <= 80 and not re.search(r"\d", item):
             out.append(head)  # "Pregnancy (fetal toxicity)": what it names, without the why (not a table row)
+        if named_members:
+            out += [m for m in members(item) if m not in items]
     return list(dict.fromkeys(out))
 
 

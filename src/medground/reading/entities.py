@@ -10,7 +10,8 @@ Names and their synonyms come from data, not a hand list: MedlinePlus health top
 and the names it is "also called": Shingles = Herpes zoster), MedQuAD's document focus names
 (5,000 diseases, syndromes and tests) and, when a medicine database is
 built, each drug's generic and brand names plus its class (a question naming midazolam is
-answered by a passage on benzodiazepines). Names are compared as tokenizer terms (lower case,
+answered by a passage on benzodiazepines) and, as a setting, each class (named in a passage by
+a member drug too: reading/entities.class_groups). Names are compared as tokenizer terms (lower case,
 stop words dropped, stemmed), so "vaccines" matches "vaccine". An entity is *specific* when its
 rarest term occurs in at most ``max_df`` of the corpus's chunks: "shingles" and "azathioprine"
 are, "pain", "blood" and "vaccine" are not, and a generic word never blocks an answer.
@@ -208,6 +209,57 @@ def drug_groups(drugs: Iterable[object]) -> list[NameGroup]:
                       also=(d.drug_class,) if d.drug_class else (), offered=(d.generic_name,)) for d in drugs]
 
 
+def class_names(label: str) -> list[str]:
+    """The names a drug-class label of the medicine database gives its class: each of its
+    ";"-separated parts, and a part's abbreviation in the words it abbreviates' place
+    ("Angiotensin-converting enzyme (ACE) inhibitor" → that without "(ACE)", "ACE inhibitor";
+    "Proton-pump inhibitors (PPIs)" → "Proton-pump inhibitors", "PPIs"); a parenthesis that is no
+    abbreviation is a qualifier, left out."""
+    out: list[str] = []
+    for part in (p.strip() for p in label.split(";")):
+        m = re.search(r"\(([^()]+)\)", part)
+        if not m:
+            out.append(part)
+            continue
+        before, after, inner = part[: m.start()].strip(), part[m.end():].strip(), m.group(1).strip()
+        out.append(f"{before} {after}".strip())
+        if re.fullmatch(r"[A-Z][A-Za-z]{1,5}", inner) and sum(c.isupper() for c in inner) >= 2:
+            out.append(f"{inner} {after}".strip())  # an abbreviation; "(Schedule IV …)" is a qualifier
+    return [n for n in dict.fromkeys(out) if n]
+
+
+def class_groups(drugs: Iterable[object]) -> list[NameGroup]:
+    """Each drug class of the medicine database as an entity: its names are looked for in
+    questions, and a passage names it by any of them or by a member drug's name (asked why a
+    new ACE-inhibitor user must stand up slowly, a passage on a bladder drug's dizziness does
+    not speak of the class; one on lisinopril does). A class spelt out and abbreviated in one
+    label part is one class ("ACE inhibitor" = "angiotensin-converting enzyme inhibitor")."""
+    parent: dict[str, str] = {}
+
+    def root(key: str) -> str:
+        while parent.setdefault(key, key) != key:
+            key = parent[key]
+        return key
+
+    names: dict[str, list[str]] = {}
+    members: dict[str, set[str]] = {}
+    for d in drugs:
+        label = getattr(d, "drug_class", "") or ""
+        for part in (p for p in label.split(";") if p.strip()):
+            keyed = [(" ".join(terms(n)), n) for n in class_names(part)]
+            keyed = [(k, n) for k, n in keyed if k]
+            for k, n in keyed:
+                names.setdefault(k, []).append(n)
+                members.setdefault(k, set()).update([d.generic_name, *d.brand_names])
+                parent[root(k)] = root(keyed[0][0])
+    merged: dict[str, tuple[list[str], set[str]]] = {}
+    for k in names:
+        entry, also = merged.setdefault(root(k), ([], set()))
+        entry += names[k]
+        also |= members[k]
+    return [NameGroup(entry=tuple(dict.fromkeys(e)), also=tuple(sorted(a))) for e, a in merged.values()]
+
+
 class EntityGate:
     """The check a free-text reader runs: which of the question's specific entities do the
     given passages never name? Built once per corpus (dictionary + document frequencies)."""
@@ -282,11 +334,14 @@ class EntityGate:
 
 
 def entity_gate(doc_freq: Callable[[str], int | None], n_docs: int, max_df: float, drugs: Iterable[object] = (),
-                data: str | None = None, names_outside: bool = False, asking_only: bool = False) -> EntityGate:
+                data: str | None = None, names_outside: bool = False, asking_only: bool = False,
+                classes: bool = False) -> EntityGate:
     """The gate over MedlinePlus topics, MedQuAD's focus names and the given medicine database's
     drugs; ``names_outside``: the question's rare non-English words that no consumer page uses
     (the mined lay vocabulary's MedlinePlus word counts) count as entities too."""
-    groups = [*medlineplus_groups(data), *medquad_groups(data), *drug_groups(drugs)]
+    drugs = list(drugs)
+    groups = [*medlineplus_groups(data), *medquad_groups(data), *drug_groups(drugs),
+              *(class_groups(drugs) if classes else ())]
     consumer_df = None
     if names_outside:
         from medground.corpus.lay_vocabulary import load_vocabulary

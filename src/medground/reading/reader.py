@@ -119,6 +119,9 @@ class ReaderSettings(BaseModel):
     # The entity check also holds the question's rare words that are no ordinary English and that
     # no dictionary names ("glimepiride" answered from a levomilnacipran passage; reading/entities.py).
     freetext_entity_words: bool = False
+    # The entity check also holds the medicine database's drug classes ("ACE inhibitor"), named in
+    # a passage by the class or by a member drug (reading/entities.class_groups).
+    freetext_entity_classes: bool = False
     # Which of the question's words the entity check reads: all of it ("question"), or only its
     # question sentences ("asking": those ending in "?", else the last), so context told before the
     # question ("My husband takes warfarin … how far down do I push in CPR?") is not held against

@@ -1,0 +1,62 @@
+"""Entries' items in the embedding space (reading/consult_items.py): a list item is matched
+through the members its parentheses name, and the reply names the whole item. Real bundled
+MiniLM and the shipped typer; a small database."""
+
+from medground.drug_schema import AttributeType as A
+from medground.drug_schema import Drug, DrugAttribute, DrugCatalog
+from medground.reading.consult import ConsultReader
+from medground.reading.consult_text import members, with_parts
+
+SRC = "openstax-prototype:m1#t"
+TYRAMINE = ("Foods high in tyramine (milk, turkey, chicken, soy products, seafood, canned tuna, aged cheeses, "
+            "whole-wheat bread)")
+
+
+def test_members_are_a_parenthesised_list_after_a_short_head():
+    assert members("CNS depressants (antihistamines, kava, valerian)") == ["antihistamines", "kava", "valerian"]
+    assert members("Foods that contain vitamin K (e.g., spinach, kale, broccoli)") == ["spinach", "kale", "broccoli"]
+    assert members("Visual disturbances (yellow or green halo around lights)") == ["yellow", "green halo around lights"]
+    assert members("Pregnancy (fetal toxicity)") == []  # one thing: the why, no list
+    assert members("Hypotension or hypertension (resting BP <90/50 mm Hg, BP >170/110)") == []  # numbers
+    assert members("In the pool of eight clinical trials, hypersensitivity-related adverse reactions "
+                   "(rash, urticaria, angioedema) were reported") == []  # a label sentence's aside
+    # parts only where asked, and a member that is an item of its own stays that item
+    assert with_parts(["Opioids", "CNS depressants (opioids, kava)"]) == ["Opioids", "CNS depressants (opioids, kava)",
+                                                                        "CNS depressants"]
+    assert with_parts(["Opioids", "CNS depressants (opioids, kava)"], named_members=True)[-2:] == ["opioids", "kava"]
+
+
+def test_a_food_named_among_an_items_members_is_that_item(reader_over):
+    """"aged cheddar" on Nardil missed "Foods high in tyramine (…, aged cheeses, …)", a blend of
+    eight foods to MiniLM; its member "aged cheeses" is what the patient names."""
+    catalog = DrugCatalog(
+        [Drug("phenelzine", "phenelzine", ["Nardil"], "Monoamine oxidase inhibitor")],
+        [DrugAttribute("phenelzine", A.INTERACTIONS, "Caffeine\n" + TYRAMINE, SRC),
+         DrugAttribute("phenelzine", A.DOSAGE, "15 mg orally 3 times daily.", SRC)])
+    reader = reader_over(catalog)
+    said = ["I'm on Nardil. Can I eat cheese with it?"]
+    r = reader.reply(said, "phenelzine")
+    assert r.chosen.attribute.type is A.INTERACTIONS and r.matched == [TYRAMINE], r.text
+    assert "Foods high in tyramine (milk" in r.first_sentence  # the whole item, never the bare member
+    whole = ConsultReader(reader.drugs, reader.typer, reader.embedder,
+                          reader.settings.model_copy(update={"item_members": False}))
+    assert TYRAMINE not in whole.reply(said, "phenelzine").matched
+
+
+def test_a_rare_word_of_the_context_never_reaches_what_the_drug_is_for(reader_over):
+    """"hay fever is brutal today. took a claritin at 8am and still sneezing. can i take another
+    one now?": "sneezing", rare in the database, named the therapeutic effect outright although
+    the purpose rule keeps context words away from it."""
+    catalog = DrugCatalog(
+        [Drug("loratadine", "loratadine", ["Claritin"], "Antihistamine")],
+        [DrugAttribute("loratadine", A.THERAPEUTIC_EFFECTS,
+                       "Relieves runny nose, sneezing, and itchy watery eyes caused by allergies", SRC),
+         DrugAttribute("loratadine", A.DOSAGE, "One 10 mg tablet orally daily, not to exceed 1 tablet in 24 hours.",
+                       SRC)])
+    base = reader_over(catalog)
+    # "sneezing" is in one of the two entries: rare, as it is in the shipped database
+    reader = ConsultReader(base.drugs, base.typer, base.embedder, base.settings.model_copy(update={"rare_share": 0.6}))
+    t = "hay fever is brutal today. took a claritin at 8am and still sneezing. can i take another one now?"
+    assert reader.reply([t], "loratadine").chosen.attribute.type is A.DOSAGE
+    asked = "hay fever is brutal today. took a claritin at 8am and still sneezing. does it even help with sneezing?"
+    assert reader.reply([asked], "loratadine").chosen.attribute.type is A.THERAPEUTIC_EFFECTS
