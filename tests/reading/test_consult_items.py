@@ -60,3 +60,22 @@ def test_a_rare_word_of_the_context_never_reaches_what_the_drug_is_for(reader_ov
     assert reader.reply([t], "loratadine").chosen.attribute.type is A.DOSAGE
     asked = "hay fever is brutal today. took a claritin at 8am and still sneezing. does it even help with sneezing?"
     assert reader.reply([asked], "loratadine").chosen.attribute.type is A.THERAPEUTIC_EFFECTS
+
+
+def test_the_words_naming_the_medicine_are_never_rare_words(reader_over):
+    """"im on the breo ellipta inhaler": "ellipta", in every line of the label, met them all as
+    a rare word; words describing a medicine say which drug, not what is asked."""
+    from medground.reading.consult_text import describing_words
+
+    assert describing_words("im on the breo ellipta inhaler for my copd. related?") == {"breo", "ellipta", "inhaler"}
+    assert describing_words("my calcium tablets", frozenset({"calcium"})) == {"tablets"}  # a substance stays
+    catalog = DrugCatalog(
+        [Drug("breo", "breo", [], "")],
+        [DrugAttribute("breo", A.ADVERSE_REACTIONS, "Oral candidiasis\nPneumonia in BREO ELLIPTA patients", SRC),
+         DrugAttribute("breo", A.WARNINGS, "Discontinue BREO ELLIPTA if paradoxical bronchospasm occurs", SRC),
+         DrugAttribute("breo", A.DOSAGE, "One inhalation once daily.", SRC)])
+    reader = reader_over(catalog)
+    space = reader.space
+    space.settings = space.settings.model_copy(update={"rare_share": 0.9})  # every word rare here
+    rare = space.rare_words("got pneumonia last week. im on the breo ellipta inhaler. related?", ["breo"])
+    assert rare == {"pneumonia"}

@@ -18,6 +18,7 @@ from medground.reading.consult_text import (
     REFERENTS,
     WORD,
     content_phrases,
+    describing_words,
     members,
     split_items,
     stop_words,
@@ -126,7 +127,9 @@ class ItemSpace:
         return self._lay
 
     def rare_words(self, text: str, exclude: Sequence[str]) -> set[str]:
-        """Content words of ``text`` held by under ``rare_share`` of the database's entries."""
+        """Content words of ``text`` held by under ``rare_share`` of the database's entries; not
+        the names of the drugs (``exclude``) nor the words that describe a medicine ("ellipta" of
+        "the breo ellipta inhaler"), which say which drug, not what is asked."""
         if self._entry_df is None:
             df: dict[str, int] = {}
             for a in self.drugs.attributes:
@@ -135,6 +138,7 @@ class ItemSpace:
             self._entry_df = df
         limit = self.settings.rare_share * max(1, len(self.drugs.attributes))
         drop = {w.lower() for name in exclude for w in WORD.findall(name)}
+        drop |= describing_words(text, self.substance_words())  # "ellipta" of "my breo ellipta inhaler"
         stop = stop_words()
         return {w for w in word_set(text)
                 if len(w) > 3 and w not in drop and w not in stop and 0 < self._entry_df.get(w, 0) < limit}

@@ -136,6 +136,16 @@ def _describing_a_medicine(words: Sequence[str], stop: frozenset[str],
     return out
 
 
+def describing_words(text: str, substances: frozenset[str] = frozenset()) -> set[str]:
+    """The words of ``text`` that name a medicine by what it is ("breo ellipta" of "the breo
+    ellipta inhaler", "heart" of "the heart pill"), lower case: they say which drug."""
+    stop = stop_words()
+    out: set[str] = set()
+    for every in clause_words(text):
+        out.update(every[i].lower() for i in _describing_a_medicine(every, stop, substances))
+    return out
+
+
 def content_phrases(text: str, exclude: Sequence[str] = (), longest: int = 3,
                     substances: frozenset[str] = frozenset()) -> list[str]:
     """Runs of 1..``longest`` content words (stop words, ``exclude`` names, and the words that
