@@ -25,7 +25,7 @@ from medground.pipelines.base import (
     read_grounded_choice,
 )
 from medground.reading.entities import EntityGate, entity_gate
-from medground.reading.options import option_queries, options_covered
+from medground.reading.options import evidence_decides_twins, option_queries, options_covered
 from medground.retrieve.engine import RetrievalEngine
 from medground.schema import Answer, ChoiceDetail, Query, Question
 
@@ -131,8 +131,10 @@ class RagPipeline:
         else:
             with tally.stage("read"):
                 scores = read_grounded_choice(self.llm, question, evidence_block(evidence), self.reader, tally)
+            covered = options_covered(evidence.citations, question.options)
+            if self.reader.twin_evidence:
+                scores = evidence_decides_twins(scores, question.options, covered)
             answer = choice_answer(scores, evidence.citations, ChoiceDetail(
-                evidence_tokens=evidence.token_count,
-                options_in_evidence=options_covered(evidence.citations, question.options)))
+                evidence_tokens=evidence.token_count, options_in_evidence=covered))
         answer.queries = queries
         return tally.finish(answer, started)

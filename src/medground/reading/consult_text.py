@@ -202,6 +202,8 @@ def attribution_question(turn: str, names: Sequence[str] = (), kinds: Sequence[s
     cholesterol pill?") is named too. None when the question says something of its own."""
     sentences = sentences_of(turn)
     asked = [k for k, x in enumerate(sentences) if x.endswith("?")]
+    if not asked and sentences and (first := WORD.findall(sentences[-1])[:1]) and first[0].lower() in AUXILIARIES:
+        asked = [len(sentences) - 1]  # a question without its mark: "… could it be the meds"
     if not asked:
         return None
     k = asked[-1]

@@ -81,6 +81,9 @@ class ReaderSettings(BaseModel):
     # ... and weigh the letter read against a per-option check that shows no letters (P(yes)
     # that option X is correct, over one cached prefix): w·log p_check + (1 − w)·log p_letters.
     check_weight: float = Field(0.0, ge=0.0, le=1.0)
+    # Multiple choice: of two opposite-polarity options ("Hyperkalemia" / "Hypokalemia") of which
+    # the evidence names exactly one, the named one ranks first (reading/options.evidence_decides_twins).
+    twin_evidence: bool = False
     cot_max_tokens: int = Field(384, ge=16)
     freetext_max_tokens: int = Field(160, ge=16)
     # The answer's prompt: "freetext" (its own system line and framing), or one that opens with the
