@@ -103,10 +103,12 @@ def stop_words() -> frozenset[str]:
 
 
 # Nouns a patient names a medicine by ("the heart pill", "my blood pressure pills", "her water
-# tablets"): grammar, not a list fitted to any set. They and the words that describe them say
-# which drug, not what is asked — "heart" there is no "Heart block".
+# tablets", "a nitro spray"), its forms among them: grammar, not a list fitted to any set. They
+# and the words that describe them say which drug, not what is asked — "heart" there is no "Heart
+# block". Not "drops": "my blood pressure drops" is a symptom.
 REFERENTS = frozenset("pill pills tablet tablets capsule capsules medicine medicines medication medications "
-                       "med meds drug drugs shot shots injection injections inhaler inhalers patch patches".split())
+                       "med meds drug drugs shot shots injection injections inhaler inhalers patch patches spray sprays "
+                       "cream creams ointment ointments gel lotion syrup pen pens suppository suppositories".split())
 
 
 def medicine_mentions(words: Sequence[str], stop: frozenset[str]) -> list[tuple[int, list[int]]]:
