@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 from medground.corpus.base import BadInputError
@@ -98,9 +99,35 @@ class CatalogBuilder:
                     continue
                 if variant in self.lexicon.brands:
                     self.add_brands(d, [variant.title()])
-                elif variant not in d.synonyms:
+                elif variant not in d.synonyms and variant not in {normalize_name(b) for b in d.brand_names}:
                     d.synonyms.append(variant)
                 self.counts["lexicon_names"] += 1
+
+    def confirm_brands_from_prose(self) -> None:
+        """A lexicon synonym the book's prose names as the drug's brand becomes a brand: in
+        parentheses right after the generic ("bupropion hydrochloride (Aplenzin, Wellbutrin,
+        Zyban)") or after "brand name(s)" in a sentence naming the generic ("… with the brand name
+        Zetia"). Only names already linked to the drug change kind; none is added."""
+        owner: dict[str, Drug | None] = {}
+        for d in self.drugs.values():
+            for syn in d.synonyms:
+                key = normalize_name(syn)
+                owner[key] = d if owner.get(key, d) is d else None  # a name two drugs share: neither
+        for text in self.definition_texts:
+            for sentence in re.split(r"(?<=[.!?])\s+", text):
+                low = sentence.lower()
+                found = [(m.group(1).lower(), m.group(2)) for m in _PAREN_AFTER.finditer(sentence)]
+                found += [(low, m.group(1)) for m in _BRAND_NAMED.finditer(sentence)]
+                for before, listed in found:
+                    for name in (n.strip(" .") for n in re.split(r",|\band\b|\bor\b", listed)):
+                        # a salt ("Cromolyn sodium") or an abbreviation ("TMP/SMX") is no brand
+                        d = owner.get(normalize_name(name)) if name[:1].isupper() and "/" not in name else None
+                        generic = d.generic_name.split("/")[0] if d is not None else ""
+                        if (d is not None and generic in before and generic not in name.lower()
+                                and name not in d.brand_names):
+                            self.add_brands(d, [name])
+                            d.synonyms = [x for x in d.synonyms if normalize_name(x) != normalize_name(name)]
+                            self.counts["brands_from_prose"] += 1
 
     def add_table_classes(self) -> None:
         """A drug with no "Drug class" cell of its own takes the classes of the tables that list
@@ -124,6 +151,7 @@ class CatalogBuilder:
         from medground.corpus.drug_audit import resolve_brand_conflicts
 
         self.enrich_from_lexicon()
+        self.confirm_brands_from_prose()
         self.add_table_classes()  # after every prototype table has given its class
         drugs = sorted(self.drugs.values(), key=lambda d: d.drug_id)
         resolved = resolve_brand_conflicts(drugs, self.lexicon)  # one name, one drug
@@ -246,6 +274,16 @@ def add_drug_list_table(builder: CatalogBuilder, table, source: str) -> int:
     return added
 
 
+def with_header_row(table):
+    """A drug table that marks no header row but opens with one ("Drug | Routes and Dosage
+    Ranges", six of the book's "Drug Emphasis Tables"), with that row as its header: its products
+    and their brands are the book's own links ("Albuterol (Accuneb, Proventil, Ventolin)";
+    Ventolin had been only a lexicon synonym)."""
+    if not table.header and table.rows and normalize_heading(table.rows[0][0]) in _DRUG_COLUMN:
+        return replace(table, header=table.rows[0], rows=table.rows[1:])
+    return table
+
+
 def add_openstax_book(builder: CatalogBuilder, book_dir: Path) -> None:
     from medground.corpus.openstax import iter_module_tables, parse_cnxml
 
@@ -257,6 +295,7 @@ def add_openstax_book(builder: CatalogBuilder, book_dir: Path) -> None:
         for i, table in enumerate(iter_module_tables(path)):
             source = f"{table.module_id}#{table.table_id or f'table-{i}'}"
             caption = (table.caption or table.title).strip()
+            table = with_header_row(table)
             first_col = normalize_heading(table.header[0]) if table.header else ""
             if caption.lower().startswith("sample"):
                 continue  # the book's blank template
@@ -268,6 +307,10 @@ def add_openstax_book(builder: CatalogBuilder, book_dir: Path) -> None:
                 builder.counts["dosage_table_rows"] += n
                 builder.counts["dosage_tables"] += bool(n)
 
+
+# "generic (Brand, Brand)" and "… brand name(s) Brand and Brand" in the book's prose
+_PAREN_AFTER = re.compile(r"([A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*)?)\s*\(([^()]{2,80})\)")
+_BRAND_NAMED = re.compile(r"brand names?\s+((?:[A-Z][\w-]*)(?:\s*(?:,|and|or)\s*[A-Z][\w-]*)*)")
 
 _FDA_SECTIONS = {"adverse reactions", "warnings and precautions", "boxed warnings"}
 

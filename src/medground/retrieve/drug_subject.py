@@ -25,7 +25,7 @@ from medground.corpus.sentences import questions
 from medground.retrieve.drugs import DrugRetriever
 
 _OWN = re.compile(r"\b(my|i take|i'm taking|i am taking|i'm on|i am on|i('ve| have) been (taking|on)|"
-                  r"started (me )?on|prescribed( me)?|gave me|taking)\W+(\w+\W+){0,2}$")
+                  r"started (me )?on|prescribed( me)?|gave me|taking|(script|prescription|rx) for)\W+(\w+\W+){0,2}$")
 # Someone else's medicine: "my husband takes X", "my sister said X is safer" — until the patient
 # speaks of themself again ("my wife is on X, but I take Y": Y is the patient's).
 _THIRD = re.compile(r"\b(husband|wife|partner|sister|brother|mother|mom|mum|mummy|mommy|mam|father|dad|daddy|"
