@@ -55,3 +55,11 @@ def test_the_second_bank_holds_every_class_but_special_populations_evenly():
     assert len({i.item_id for i in items}) == len(items) == 550
     counts = Counter(i.label for i in items)
     assert set(counts) == LABELS - {"boxed_warning", "special_populations"} and set(counts.values()) == {50}
+
+
+def test_the_third_bank_holds_every_class_but_special_populations_evenly():
+    items = load_bank(BANK.with_name("typer_bank3.jsonl"))
+    assert len({i.item_id for i in items}) == len(items) == 660
+    assert len({i.text for i in items}) == 660
+    counts = Counter(i.label for i in items)
+    assert set(counts) == LABELS - {"boxed_warning", "special_populations"} and set(counts.values()) == {60}

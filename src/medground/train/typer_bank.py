@@ -3,7 +3,7 @@ written consumer questions as extra training text.
 
 Medication QA's 491 development questions bound the typer: they are single sentences, mostly
 well formed, with 9 contraindications questions and no pregnancy class. The banks
-(benchmarks/data/typer_bank.jsonl and typer_bank2.jsonl, by two writers; how each was written is in
+(benchmarks/data/typer_bank.jsonl, typer_bank2.jsonl and typer_bank3.jsonl, by three writers; how each was written is in
 benchmarks/data/consult_written.md) hold questions labelled by what their last question asks, in the voices Medication QA lacks:
 context before the question, lay and misspelt wording, carers, comparisons that name a second drug.
 
