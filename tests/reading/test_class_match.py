@@ -47,3 +47,14 @@ def test_names_a_group(item, group):
 ])
 def test_an_item_part_must_name_the_class_itself(drug_class, item, expected):
     assert named_class(drug_class, item) == expected
+
+
+def test_a_labels_sentence_names_a_class_by_its_words():
+    from medground.reading.class_match import mentions_class
+
+    sentence = ("Concomitant use of drugs affecting hemostasis increases the risk of bleeding. These include "
+                "aspirin and other antiplatelet agents, heparin, and nonsteroidal anti-inflammatory drugs (NSAIDs).")
+    nsaid = "Propionic Acid Derivatives; Nonsteroidal Anti-inflammatory Drugs; Nonopioid Analgesics"
+    assert mentions_class(nsaid, sentence) == "Nonsteroidal Anti-inflammatory Drugs"
+    assert mentions_class("Selective Serotonin Reuptake Inhibitors", sentence) is None
+    assert mentions_class("Anticoagulants", "other anticoagulants") is None  # one word: too loose in prose

@@ -79,3 +79,33 @@ def test_the_words_naming_the_medicine_are_never_rare_words(reader_over):
     space.settings = space.settings.model_copy(update={"rare_share": 0.9})  # every word rare here
     rare = space.rare_words("got pneumonia last week. im on the breo ellipta inhaler. related?", ["breo"])
     assert rare == {"pneumonia"}
+
+
+def test_a_warnings_sentence_naming_the_other_drugs_class_answers_the_two_together(reader_over):
+    """"can he take aleve with his eliquis?": neither drug has an interactions entry, but
+    Eliquis's warnings name NSAIDs (reply.partner_warnings)."""
+    hemostasis = ("Concomitant use of drugs affecting hemostasis increases the risk of bleeding. These include "
+                  "aspirin and other antiplatelet agents and nonsteroidal anti-inflammatory drugs (NSAIDs).")
+    catalog = DrugCatalog(
+        [Drug("apixaban", "apixaban", ["Eliquis"], "Anticoagulant"),
+         Drug("naproxen", "naproxen", ["Aleve"], "Propionic Acid Derivatives; Nonsteroidal Anti-inflammatory Drugs")],
+        [DrugAttribute("apixaban", A.WARNINGS, "Spinal/epidural hematoma\n" + hemostasis, SRC),
+         DrugAttribute("apixaban", A.DOSAGE, "5 mg orally twice daily.", SRC),
+         DrugAttribute("naproxen", A.DOSAGE, "220 mg orally every 8 to 12 hours.", SRC)])
+    base = reader_over(catalog)
+    said = ["my husband is on eliquis for his AF", "his back is sore, can he take aleve with his eliquis?"]
+    on = ConsultReader(base.drugs, base.typer, base.embedder, base.settings.model_copy(update={"partner_warnings": True}))
+    r = on.reply(said, "naproxen", ["apixaban"])
+    assert r.outcome == "answered" and r.chosen.drug.drug_id == "apixaban" and r.chosen.attribute.type is A.WARNINGS
+    assert r.first_sentence.startswith("Caution — Apixaban's warnings and precautions name Nonsteroidal "
+                                       "Anti-inflammatory Drugs [1] — Naproxen is one"), r.first_sentence
+    off = ConsultReader(base.drugs, base.typer, base.embedder, base.settings.model_copy(update={"partner_warnings": False}))
+    assert not any(c.attribute.type is A.WARNINGS for c in off.reply(said, "naproxen", ["apixaban"]).ranked)
+    # the other drug's warnings are weighed only where a sentence names the subject
+    tylenol = DrugCatalog(
+        [*catalog.drugs, Drug("acetaminophen", "acetaminophen", ["Tylenol"], "Analgesic")],
+        [*catalog.attributes, DrugAttribute("acetaminophen", A.DOSAGE, "325–650 mg orally every 4–6 hours.", SRC)])
+    three = ConsultReader(*(lambda b: (b.drugs, b.typer, b.embedder))(reader_over(tylenol)),
+                          base.settings.model_copy(update={"partner_warnings": True}))
+    r = three.reply(["can I take tylenol with my eliquis?"], "acetaminophen", ["apixaban"])
+    assert not any(c.drug.drug_id == "apixaban" and c.attribute.type is A.WARNINGS for c in r.ranked)

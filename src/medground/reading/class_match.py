@@ -76,6 +76,15 @@ def named_class(drug_class: str, item: str) -> str | None:
                  if words - _MODIFIERS in parts), None)
 
 
+def mentions_class(drug_class: str, text: str) -> str | None:
+    """The part of ``drug_class`` (of two words or more) whose words a label's sentence holds
+    ("… and nonsteroidal anti-inflammatory drugs (NSAIDs)" for naproxen's "Nonsteroidal
+    Anti-inflammatory Drugs"), or None."""
+    words = _words(text)
+    return next((name for name, w in class_alternatives(drug_class)
+                 if len(w - _MODIFIERS) > 1 and w - _MODIFIERS <= words), None)
+
+
 # a plural word (not "-ss", "-us", "-is": "Glass", "Digitalis") or a plural acronym ("MAOIs")
 _PLURAL = re.compile(r"\b[A-Za-z0-9-]*[a-z]{2,}[a-hj-rtv-z]s\b|\b[A-Z][A-Z0-9]+s\b")
 

@@ -41,9 +41,10 @@ from medground.reading.consult_text import (
     purpose_phrases,
     questions,
     split_items,
+    whole_name,
     without_purpose,
 )
-from medground.reading.class_match import named_class
+from medground.reading.class_match import mentions_class, named_class
 from medground.reading.record_facts import class_reply, sameness_reply
 from medground.reading.consult_sentences import first_sentence, groups_sentence, listing, no_entry_text
 from medground.reading.patient_condition import (
@@ -176,7 +177,9 @@ class ConsultReader:
             member_of = self.space.member_of(drug.drug_id)
             for attr, its, iv, names_of, item_of in zip(self.space.entries(drug.drug_id), items, vecs, item_names,
                                                          member_of):
-                if drug is not subject and attr.type is not A.INTERACTIONS:
+                # the other drug's warnings, only where a sentence names the subject (below)
+                partner_warnings = s.partner_warnings and attr.type is A.WARNINGS and len(named) > 1
+                if drug is not subject and attr.type is not A.INTERACTIONS and not partner_warnings:
                     continue
                 matches: list[ItemMatch] = []
                 if pvecs is not None and iv.shape[1]:
@@ -223,6 +226,8 @@ class ConsultReader:
                                 m.similarity, m.phrase = s.lexical_match, sorted(hit)[0]
                     if attr.type is A.INTERACTIONS:
                         self._match_classes(matches, [o for o in named if o is not drug])
+                    elif partner_warnings:
+                        self._match_in_prose(matches, [o for o in named if o is not drug])
                     if (pairs or modifiers) and attr.type in TERM_TYPES:
                         # near matches that name no thing the patient asked about: through a word
                         # said only as a modifier ("drink" of "drink orange juice" near "Alcohol"),
@@ -239,8 +244,13 @@ class ConsultReader:
                     for m in matches:  # "aged cheeses" is Nardil's "Foods high in tyramine (…)"
                         m.text = item_of.get(m.text, m.text)
                     matches.sort(key=lambda m: -m.similarity)
+                naming = partner_warnings and any(m.class_of for m in matches)
+                if partner_warnings and drug is not subject and not naming:
+                    continue
                 top = matches[0].similarity if matches else 0.0
-                score = float(np.log(p_type.get(attr.type, 0.0) + 1e-3)) + s.item_weight * max(0.0, top - s.item_floor)
+                # a warnings sentence naming the other drug answers the question about the two
+                asked_as = A.INTERACTIONS if naming else attr.type
+                score = float(np.log(p_type.get(asked_as, 0.0) + 1e-3)) + s.item_weight * max(0.0, top - s.item_floor)
                 choices.append(EntryChoice(drug, attr, p_type.get(attr.type, 0.0), matches, score))
         # ties (no item above the floor) go to the entry whose best item is closest all the same
         choices.sort(key=lambda c: (-c.score, -(c.best.similarity if c.best else 0.0)))
@@ -253,6 +263,18 @@ class ConsultReader:
         for m in matches:
             for other in others:
                 label = named_class(other.drug_class, m.text) if other.drug_class else None
+                if label is not None and m.similarity < self.settings.lexical_match:
+                    m.similarity, m.phrase, m.class_of = self.settings.lexical_match, label, other.display_name
+                    break
+
+    def _match_in_prose(self, matches: list[ItemMatch], others: Sequence[Drug]) -> None:
+        """A warnings sentence that names another named drug, by a name or its class, is what was
+        asked about the two of them."""
+        for m in matches:
+            for other in others:
+                label = mentions_class(other.drug_class, m.text) if other.drug_class else None
+                if label is None and any(whole_name(n).search(m.text) for n in (other.generic_name, *other.brand_names)):
+                    label = other.display_name
                 if label is not None and m.similarity < self.settings.lexical_match:
                     m.similarity, m.phrase, m.class_of = self.settings.lexical_match, label, other.display_name
                     break

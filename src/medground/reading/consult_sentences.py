@@ -85,6 +85,11 @@ def first_sentence(turn: str, best: EntryChoice, matched: list[ItemMatch], setti
             grouped = next((m for m in matched if m.class_of), None)
             group = f" ({grouped.class_of}'s class in the database: {grouped.phrase})" if grouped else ""
             return f"Caution \u2014 {drug}'s listed interactions include {listed} [1]{group}.", items
+        named = next((m for m in matched if m.class_of), None) if t is A.WARNINGS else None
+        if named is not None:
+            # a warnings sentence naming the other drug (reply.partner_warnings): say whom it names
+            one = f" \u2014 {named.class_of} is one" if named.phrase != named.class_of else ""
+            return f"Caution \u2014 {drug}'s {PHRASE[t]} name {named.phrase} [1]{one}.", items
         if t in {A.CONTRAINDICATIONS, A.WARNINGS, A.BOXED_WARNING}:
             return f"Caution \u2014 {listed} {verb} listed in {drug}'s {PHRASE[t]} [1].", items
         return f"{drug}'s {PHRASE[t]} include {listed} [1].", items

@@ -186,5 +186,11 @@ class ConsultReplySettings(BaseModel):
     # member: a patient's "aged cheddar" meets "aged cheeses", not a blend of eleven foods. The
     # reply names the whole item (consult_types.distinct).
     item_members: bool = Field(True, description="match a list item through the members its parentheses name")
+    # Two drugs asked about together and neither interactions entry names the other: a warnings
+    # sentence of either that names the other drug or its class ("Concomitant use of drugs
+    # affecting hemostasis … nonsteroidal anti-inflammatory drugs (NSAIDs)" in Eliquis's label,
+    # asked about Aleve) is an answer to the interaction question, weighed as one. Session 30:
+    # dev 0 of 608 replies changed (no dev consultation asks this), test read once.
+    partner_warnings: bool = Field(True, description="read a warnings sentence naming the other drug as its interaction")
     clinical_terms_max: int = Field(3, ge=1, le=8, description="terms kept from the LLM's list")
     clinical_terms_chars: int = Field(600, ge=40, description="characters of the patient's turns (the last ones) it reads")
