@@ -18,7 +18,15 @@ drugs".
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from medground.reading.consult_text import whole_name
+
+if TYPE_CHECKING:
+    from medground.drug_schema import Drug
+    from medground.reading.consult_types import ItemMatch
 
 _ALTERNATIVES = re.compile(r";|,|/|\band\b|\bor\b", re.IGNORECASE)
 _PAREN = re.compile(r"\(([^()]*)\)")
@@ -94,3 +102,21 @@ def names_a_group(item: str) -> bool:
     one drug or food ("Digoxin (increases effect)", "Grapefruit juice"): a plural word outside
     its parenthetical note. A drug can sit in such a group under no class the database knows."""
     return bool(_PLURAL.search(_PAREN.sub(" ", item)))
+
+
+def mark_named(matches: Sequence[ItemMatch], others: Sequence[Drug], at: float, *, prose: bool = False) -> None:
+    """Items that name another named drug's class ("statin drugs" for simvastatin) match at
+    ``at``, the phrase being the class and ``class_of`` the drug. ``prose``: the items are a
+    label's sentences (a warnings entry), read by ``mentions_class``, and the drug's own names
+    count too."""
+    for m in matches:
+        for other in others:
+            if prose:
+                label = mentions_class(other.drug_class, m.text) if other.drug_class else None
+                if label is None and any(whole_name(n).search(m.text) for n in (other.generic_name, *other.brand_names)):
+                    label = other.display_name
+            else:
+                label = named_class(other.drug_class, m.text) if other.drug_class else None
+            if label is not None and m.similarity < at:
+                m.similarity, m.phrase, m.class_of = at, label, other.display_name
+                break

@@ -10,7 +10,9 @@ and class from the database), and both are embedded with the bundled MiniLM (rea
 might prefer dosage. A clinical item is also matched through its MedlinePlus gloss and the plain
 phrases consumer pages pair it with (corpus/lay_vocabulary.py: "Angioedema" ↔ "swelling",
 "Ethanol" ↔ "alcohol"), which reach "my lips swelled" and "a glass of wine" where MiniLM alone
-does not. Settings: reading/consult_settings.py; what is weighed and returned: consult_types.py.
+does not; an item is also matched through the members its parentheses name ("aged cheeses" of
+"Foods high in tyramine (…)"). Two drugs asked about together: the other drug's interactions
+entry is a candidate, and its warnings where a sentence names the subject or its class. Settings: reading/consult_settings.py; what is weighed and returned: consult_types.py.
 
 The reply is deterministic, filled from the matched items: a first sentence that answers in plain
 words with its citation, the matched items quoted (not the whole list), and the drug's boxed
@@ -41,10 +43,9 @@ from medground.reading.consult_text import (
     purpose_phrases,
     questions,
     split_items,
-    whole_name,
     without_purpose,
 )
-from medground.reading.class_match import mentions_class, named_class
+from medground.reading.class_match import mark_named
 from medground.reading.record_facts import class_reply, sameness_reply
 from medground.reading.consult_sentences import first_sentence, groups_sentence, listing, no_entry_text
 from medground.reading.patient_condition import (
@@ -224,10 +225,11 @@ class ConsultReader:
                             hit = rare & word_set(m.text) & (word_set(asked) if purposive else rare)
                             if hit and m.similarity < s.lexical_match:
                                 m.similarity, m.phrase = s.lexical_match, sorted(hit)[0]
-                    if attr.type is A.INTERACTIONS:
-                        self._match_classes(matches, [o for o in named if o is not drug])
-                    elif partner_warnings:
-                        self._match_in_prose(matches, [o for o in named if o is not drug])
+                    if attr.type is A.INTERACTIONS or partner_warnings:
+                        # an item naming another named drug's class (in a warnings sentence, or
+                        # the drug itself) is what was asked, whatever the embedding says
+                        mark_named(matches, [o for o in named if o is not drug], s.lexical_match,
+                                   prose=attr.type is not A.INTERACTIONS)
                     if (pairs or modifiers) and attr.type in TERM_TYPES:
                         # near matches that name no thing the patient asked about: through a word
                         # said only as a modifier ("drink" of "drink orange juice" near "Alcohol"),
@@ -255,29 +257,6 @@ class ConsultReader:
         # ties (no item above the floor) go to the entry whose best item is closest all the same
         choices.sort(key=lambda c: (-c.score, -(c.best.similarity if c.best else 0.0)))
         return Choice(choices, p_none, p_type, condition.phrase if condition else None)
-
-    def _match_classes(self, matches: list[ItemMatch], others: Sequence[Drug]) -> None:
-        """An interactions item that names another named drug's class ("statin drugs" for
-        simvastatin, :mod:`medground.reading.class_match`) is what was asked, whatever the
-        embedding says."""
-        for m in matches:
-            for other in others:
-                label = named_class(other.drug_class, m.text) if other.drug_class else None
-                if label is not None and m.similarity < self.settings.lexical_match:
-                    m.similarity, m.phrase, m.class_of = self.settings.lexical_match, label, other.display_name
-                    break
-
-    def _match_in_prose(self, matches: list[ItemMatch], others: Sequence[Drug]) -> None:
-        """A warnings sentence that names another named drug, by a name or its class, is what was
-        asked about the two of them."""
-        for m in matches:
-            for other in others:
-                label = mentions_class(other.drug_class, m.text) if other.drug_class else None
-                if label is None and any(whole_name(n).search(m.text) for n in (other.generic_name, *other.brand_names)):
-                    label = other.display_name
-                if label is not None and m.similarity < self.settings.lexical_match:
-                    m.similarity, m.phrase, m.class_of = self.settings.lexical_match, label, other.display_name
-                    break
 
     def condition_named(self, question: str, subject: Drug, p_type: dict[AttributeType, float],
                         phrases: list[tuple[str, float]], vectors: np.ndarray,
