@@ -21,6 +21,7 @@ from pathlib import Path
 from medground.corpus.base import BadInputError
 from medground.corpus.drug_audit import is_partial_name
 from medground.corpus.drug_classes import caption_class, class_label, expand_abbreviation
+from medground.corpus.sentences import sentences_of
 from medground.drug_schema import (
     AttributeType,
     Drug,
@@ -114,7 +115,7 @@ class CatalogBuilder:
                 key = normalize_name(syn)
                 owner[key] = d if owner.get(key, d) is d else None  # a name two drugs share: neither
         for text in self.definition_texts:
-            for sentence in re.split(r"(?<=[.!?])\s+", text):
+            for sentence in sentences_of(text):
                 low = sentence.lower()
                 found = [(m.group(1).lower(), m.group(2)) for m in _PAREN_AFTER.finditer(sentence)]
                 found += [(low, m.group(1)) for m in _BRAND_NAMED.finditer(sentence)]

@@ -51,18 +51,27 @@ def _words(text: str) -> set[str]:
     return {_stem(w) for w in _WORD.findall(text.lower()) if len(w) > 2 and w not in _FILLER}
 
 
+def part_names(part: str, *, abbreviations_only: bool = False) -> list[str]:
+    """The names one part of a class label gives: "Proton pump inhibitor (PPI)" the name and the
+    abbreviation; "Angiotensin-converting enzyme (ACE) inhibitor" the name without it and "ACE
+    inhibitor" (the abbreviation with what follows it). ``abbreviations_only``: a parenthesis that
+    is no abbreviation ("(Schedule IV controlled substance)") gives no name of its own."""
+    names = [re.sub(r"\s+", " ", _PAREN.sub(" ", part)).strip()]
+    if paren := _PAREN.search(part):
+        inner = paren.group(1).strip()
+        if not abbreviations_only or (re.fullmatch(r"[A-Z][A-Za-z]{1,5}", inner)
+                                      and sum(c.isupper() for c in inner) >= 2):
+            names.append(re.sub(r"\s+", " ", f"{inner} {part[paren.end():]}").strip())
+    return [n for n in dict.fromkeys(names) if n]
+
+
 @lru_cache(maxsize=4096)
 def class_alternatives(drug_class: str) -> tuple[tuple[str, frozenset[str]], ...]:
     """(label part, the words an item must hold to name it), in the label's order; cached, as
     every interactions item of a reply is read against the same few classes."""
     out: list[tuple[str, frozenset[str]]] = []
     for part in _ALTERNATIVES.split(drug_class or ""):
-        # "Proton pump inhibitor (PPI)": the name, and the abbreviation; "Angiotensin-converting
-        # enzyme (ACE) inhibitor": the name without it, and "ACE inhibitor"
-        names = [re.sub(r"\s+", " ", _PAREN.sub(" ", part)).strip()]
-        if paren := _PAREN.search(part):  # and the abbreviation with what follows it: "ACE inhibitor"
-            names.append(re.sub(r"\s+", " ", f"{paren.group(1)} {part[paren.end():]}").strip())
-        for name in names:
+        for name in part_names(part):
             words = frozenset(_words(name))
             if not words or (len(words) == 1 and next(iter(words)) in _HEADS):
                 continue

@@ -50,6 +50,7 @@ class ItemSpace:
         self.settings = settings
         self._item_vectors: dict[str, tuple[list[list[str]], list[np.ndarray]]] = {}
         self._item_names: dict[str, list[list[list[str]]]] = {}  # drug -> entries × items × (item, plain names)
+        self._members: dict[str, list[dict[str, str]]] = {}  # drug -> entries × {member: item}
         self._entry_df: dict[str, int] | None = None  # word -> entries holding it
         self._lay = lay_vocabulary  # corpus.lay_vocabulary.LayVocabulary; the data's, loaded on first use
         self._speller = None  # reading.spelling.Speller over the database's words, built on first use
@@ -68,9 +69,14 @@ class ItemSpace:
             glossary = load_glossary() if s.lay_glosses else {}
             vocabulary = self._vocabulary()
             # A label section can list hundreds of lines; its first ones carry its gist.
-            items = [with_parts(list(dict.fromkeys(split_items(a.text)))[: s.max_entry_items],
-                                s.item_members and a.type in TERM_TYPES)
-                     for a in self.entries(drug_id)]
+            listed = [list(dict.fromkeys(split_items(a.text)))[: s.max_entry_items] for a in self.entries(drug_id)]
+            named_members = [s.item_members and a.type in TERM_TYPES for a in self.entries(drug_id)]
+            items = [with_parts(its, m) for its, m in zip(listed, named_members)]
+            # each member an item names in parentheses → that item (a member that is an item of
+            # its own stays one); the reply names the item, matched through its member
+            self._members[drug_id] = [
+                {m: item for item in reversed(its) for m in members(item) if m not in its} if on else {}
+                for its, on in zip(listed, named_members)]
             flat = [i for its in items for i in its]
             extra: list[tuple[int, int, str]] = []  # (row, item, text)
             for j, item in enumerate(flat):
@@ -98,19 +104,9 @@ class ItemSpace:
         return self._item_vectors[drug_id]
 
     def member_of(self, drug_id: str) -> list[dict[str, str]]:
-        """Per entry: each member an item names in parentheses → that item (consult_text.members);
-        the reply names the item, matched through its member."""
-        out = []
-        for attr, its in zip(self.entries(drug_id), self.items(drug_id)[0]):
-            whole: dict[str, str] = {}
-            if self.settings.item_members and attr.type in TERM_TYPES:
-                listed = set(split_items(attr.text))  # a member that is an item of its own stays one
-                for item in its:
-                    for m in members(item):
-                        if m not in listed:
-                            whole.setdefault(m, item)
-            out.append(whole)
-        return out
+        """Per entry: each member an item names in parentheses → that item (consult_text.members)."""
+        self.items(drug_id)
+        return self._members[drug_id]
 
     def item_names(self, drug_id: str) -> list[list[list[str]]]:
         """Per entry, per item: the item and the plain names it is also matched through."""

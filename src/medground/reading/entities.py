@@ -28,6 +28,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from medground.index.text import text_tokenizer
+from medground.reading.class_match import part_names
 from medground.reading.consult_text import questions
 
 log = logging.getLogger(__name__)
@@ -214,18 +215,9 @@ def class_names(label: str) -> list[str]:
     ";"-separated parts, and a part's abbreviation in the words it abbreviates' place
     ("Angiotensin-converting enzyme (ACE) inhibitor" → that without "(ACE)", "ACE inhibitor";
     "Proton-pump inhibitors (PPIs)" → "Proton-pump inhibitors", "PPIs"); a parenthesis that is no
-    abbreviation is a qualifier, left out."""
-    out: list[str] = []
-    for part in (p.strip() for p in label.split(";")):
-        m = re.search(r"\(([^()]+)\)", part)
-        if not m:
-            out.append(part)
-            continue
-        before, after, inner = part[: m.start()].strip(), part[m.end():].strip(), m.group(1).strip()
-        out.append(f"{before} {after}".strip())
-        if re.fullmatch(r"[A-Z][A-Za-z]{1,5}", inner) and sum(c.isupper() for c in inner) >= 2:
-            out.append(f"{inner} {after}".strip())  # an abbreviation; "(Schedule IV …)" is a qualifier
-    return [n for n in dict.fromkeys(out) if n]
+    abbreviation is a qualifier, left out (reading/class_match.part_names)."""
+    out = [n for part in label.split(";") if part.strip() for n in part_names(part, abbreviations_only=True)]
+    return list(dict.fromkeys(out))
 
 
 def class_groups(drugs: Iterable[object]) -> list[NameGroup]:
