@@ -13,6 +13,8 @@ benchmarks/results/consult.json; imports only the package.
           apart2     benchmarks/data/consult_apart2.jsonl (session 29; test only)
           apart3     benchmarks/data/consult_apart3.jsonl (session 29; development only, 60 items)
           apart4     benchmarks/data/consult_apart4.jsonl (session 30; test only, 50 items)
+          apart5     benchmarks/data/consult_apart5.jsonl (session 31; development only, 60 items;
+                     read first by the shipped reply and the word-gram typer, both unseen)
           Per set: the reply's cited entry right at drug and drug + attribute level, rubric checks
           (first sentence names the asked item when the entry has it; yes/no agrees with the
           entry; no quoted text outside the cited entries), wrong and right abstention, seconds.
@@ -44,6 +46,7 @@ APART = ROOT / "benchmarks" / "data" / "consult_apart.jsonl"  # session 28: deve
 APART2 = ROOT / "benchmarks" / "data" / "consult_apart2.jsonl"  # session 29: test only, no development half
 APART3 = ROOT / "benchmarks" / "data" / "consult_apart3.jsonl"  # session 29: development only
 APART4 = ROOT / "benchmarks" / "data" / "consult_apart4.jsonl"  # session 30: test only
+APART5 = ROOT / "benchmarks" / "data" / "consult_apart5.jsonl"  # session 31: development only
 # Which entries (and items) answer each written dialogue, labelled blind to any reply (consult_written.md)
 ENTRY_LABELS = [ROOT / "benchmarks" / "data" / "consult_written_entries.jsonl",
                 ROOT / "benchmarks" / "data" / "consult_conditions_entries.jsonl"]
@@ -153,10 +156,12 @@ def typer_cmd(args) -> None:
     embedder = load_embedder(EmbedderSettings(kind=EMBEDDER_KIND, threads=2))
     cv = _typer_cv(embedder, dev) if args.cv else None
     context_cv = _context_cv(embedder, dev, args.context) if args.cv and args.context else None
-    xd = embedder.encode_queries([q.question for q, _ in dev])
+    rows = [q.question for q, _ in dev]  # every training text, in the order of xd's rows
+    xd = embedder.encode_queries(rows)
     labels = [lab for _, lab in dev]
     if args.mask:  # plain and masked questions both: it learns the question, not the drug
-        xd = np.vstack([xd, embedder.encode_queries([_masked(q) for q, _ in dev])])
+        rows += [_masked(q) for q, _ in dev]
+        xd = np.vstack([xd, embedder.encode_queries(rows[len(dev):])])
         labels = labels * 2
     if args.context:  # and with context sentences before them (train/typer_context.py)
         from medground.store.drugs import DrugStore
@@ -166,6 +171,7 @@ def typer_cmd(args) -> None:
         maker = ContextMaker(store.drugs(), store.attributes(), seed=0)
         texts = [maker.before(_masked(q) if args.mask else q.question) for q, _ in dev for _ in range(args.context)]
         xd = np.vstack([xd, embedder.encode_queries(texts)])
+        rows += texts
         labels = labels + [lab for _, lab in dev for _ in range(args.context)]
     if args.conditions:  # and questions about a condition the patient has (contraindications)
         from medground.store.drugs import DrugStore
@@ -175,6 +181,7 @@ def typer_cmd(args) -> None:
         asked = condition_questions(cstore.attributes(), args.conditions, seed=0,
                                     drug_names=[name for name, _, _ in cstore.names()])
         xd = np.vstack([xd, embedder.encode_queries(asked)])
+        rows += asked
         labels = labels + ["contraindications"] * len(asked)
     if args.bank:  # and written consumer questions (train/typer_bank.py; session 29)
         from medground.store.drugs import DrugStore
@@ -183,16 +190,17 @@ def typer_cmd(args) -> None:
         bank = [item for path in args.bank.split(",") for item in load_bank(Path(path.strip()))]
         texts, bank_labels = training_pairs(bank, [n for n, _, _ in DrugStore().names()], special_as=args.bank_special)
         xd = np.vstack([xd, embedder.encode_queries(texts)])
+        rows += texts
         labels = labels + bank_labels
-    model = train(xd, labels, c=args.c, masks_names=args.mask)
+    model = train(xd, labels, c=args.c, masks_names=args.mask, texts=rows, gram_weight=args.grams)
     typer = ConsultTyper(model, embedder)
     out_path = Path(args.out) if args.out else MODEL_PATH
     if args.dev_only:  # a candidate to try on the development sets: its test figure is not read yet
         model.save(out_path)
         print(f"wrote {out_path} (classes {model.classes}; Medication QA's test part not read)")
         return
-    xt = embedder.encode_queries([_masked(q) if args.mask else q.question for q, _ in test])
-    probs = model.probabilities(xt)
+    test_texts = [_masked(q) if args.mask else q.question for q, _ in test]
+    probs = model.probabilities(embedder.encode_queries(test_texts), test_texts)
     pred = [model.classes[i] for i in probs.argmax(axis=1)]
     gold = [lab for _, lab in test]
     top2 = [g in {model.classes[i] for i in np.argsort(-row)[:2]} for g, row in zip(gold, probs)]
@@ -203,7 +211,7 @@ def typer_cmd(args) -> None:
            "dev_counts": dict(Counter(lab for _, lab in dev)),
            "test_accuracy@1": rate([p == g for p, g in zip(pred, gold)]), "test_accuracy@2": rate(top2),
            "none_precision": round(tp / max(1, sum(none_pred)), 4), "none_recall": round(tp / max(1, sum(none_gold)), 4),
-           "none_test_n": sum(none_gold), "C": args.c, "masks_names": args.mask, "context_copies": args.context, "condition_questions": args.conditions, "bank": args.bank, "bank_special": args.bank_special, "dev_cv": cv, "dev_context_cv": context_cv,
+           "none_test_n": sum(none_gold), "C": args.c, "masks_names": args.mask, "context_copies": args.context, "condition_questions": args.conditions, "word_grams": args.grams, "bank": args.bank, "bank_special": args.bank_special, "dev_cv": cv, "dev_context_cv": context_cv,
            "model": str(out_path.relative_to(ROOT) if out_path.is_relative_to(ROOT) else out_path)}
     model.save(out_path)
     assert typer.probabilities("what is lisinopril for")  # the saved model loads and runs
@@ -325,6 +333,7 @@ def load_sets(names: list[str], split: str, n: int) -> dict[str, list[dict]]:
               "apart2": lambda: apart_items(split, store, APART2, "test"),
               "apart3": lambda: apart_items(split, store, APART3, "dev"),
               "apart4": lambda: apart_items(split, store, APART4, "test"),
+              "apart5": lambda: apart_items(split, store, APART5, "dev"),
               "generated": lambda: generated_items(split)}
     out = {}
     for name in names:
@@ -527,6 +536,8 @@ def main() -> None:
     t.add_argument("--bank", default=None, help="also train on banks of written questions (comma-separated .jsonl files)")
     t.add_argument("--bank-special", default=None,
                    help="read the bank's special_populations questions as this class (default: dropped)")
+    t.add_argument("--grams", type=float, default=0.0,
+                   help="weight of a word 1-2-gram tf-idf block beside the embedding (0: none; session 31)")
     t.add_argument("--dev-only", action="store_true", help="write the model without reading the test part")
     t.add_argument("--out", default=None, help="model path (default: the shipped one)")
     t.add_argument("--section", default="e2e_typer")

@@ -7,6 +7,7 @@ Sets (benchmarks/data/textbook_testbed.md says how each was made):
              fifth option, and the options reordered (both derived here, seeded by the item)
   new        items written from chapters the original set never uses (newchapter_textbooks.jsonl)
   fresh      36 items in a writer's own words, all test (fresh_textbooks.jsonl, session 28)
+  devfresh   48 items written the same way from other modules, all development (session 31)
 A base item and all its rewordings share one split (reading/splits.py, frozen before the
 per-option reader was built). Build on dev; report on test.
 
@@ -47,6 +48,8 @@ ORIGINAL, REWORDED, NEW = (DATA / "answerable_textbooks.jsonl", DATA / "reworded
                            DATA / "newchapter_textbooks.jsonl")
 FRESH = DATA / "fresh_textbooks.jsonl"  # session 28: all held out, loaded with the test split
 FRESH_FREE = DATA / "fresh_free_textbooks.jsonl"  # their free-text forms (session 28, all test)
+DEV_FRESH = DATA / "devfresh_textbooks.jsonl"  # session 31: 48 items written the fresh way, all development
+FRESH_SETS = ("fresh", "devfresh")  # one per split: the "fresh" column reads whichever the split holds
 OWN_DEV_FREE = DATA / "owndev_free_textbooks.jsonl"  # the same style, written for development (all dev)
 LETTERS = "ABCDEFGH"
 METHODS = ("vignette", "lay", "brand", "polarity", "reorder")
@@ -128,6 +131,11 @@ def load_testbed(split: str | None) -> list[tuple[object, dict]]:
             out.append((question(d["id"], d["question"], d["options"], d["answer"]),
                         {"base": d["id"], "method": d["style"], "set": "fresh", "evidence": d["evidence"],
                          "trap": d["trap"]}))
+    if split in (None, "dev") and DEV_FRESH.exists():
+        for d in _jsonl(DEV_FRESH):
+            out.append((question(d["id"], d["question"], d["options"], d["answer"]),
+                        {"base": d["id"], "method": d["style"], "set": "devfresh", "evidence": d["evidence"],
+                         "trap": d["trap"]}))
     return out
 
 
@@ -156,7 +164,8 @@ def load_free(split: str | None) -> list[tuple[object, dict]]:
                 out.append((Question(qid=f"{d['pair']}~y", dataset="textbook-testbed", question=y["question"]),
                             {"base": d["pair"], "set": "pair_nearmiss", "accept": []}))
     # the session-28 sets written apart: one split each, no halves (owndev to build on, fresh held out)
-    for path, name, held in ((OWN_DEV_FREE, "owndev", "dev"), (FRESH_FREE, "fresh", "test")):
+    for path, name, held in ((OWN_DEV_FREE, "owndev", "dev"), (FRESH_FREE, "fresh", "test"),
+                             (DEV_FRESH, "devfresh", "dev")):
         if split in (None, held) and path.exists():
             for d in _jsonl(path):
                 out.append((Question(qid=f"{d['id']}~free", dataset="textbook-testbed", question=d["free_question"]),
@@ -227,7 +236,7 @@ def table(args) -> None:
                "reworded": accuracy_row([b for _, b in pairs]),
                "reworded_vs_original": _paired_row([a for a, _ in pairs], [b for _, b in pairs]),
                "per_method": {}, "new": accuracy_row([right[qid] for qid, i in info.items() if i["set"] == "new"]),
-               "fresh": accuracy_row([right[qid] for qid, i in info.items() if i["set"] == "fresh"]),
+               "fresh": accuracy_row([right[qid] for qid, i in info.items() if i["set"] in FRESH_SETS]),
                "parse_failures": sum(recs[qid].get("outcome") == "parse_failure" for qid in gold),
                "seconds_per_q": round(sum(recs[qid].get("seconds", 0.0) or 0.0 for qid in gold) / len(gold), 2)}
         for m in METHODS:
@@ -243,7 +252,7 @@ def table(args) -> None:
         rows.append(row)
     if closed is not None:
         new_ids = [qid for qid, i in info.items() if i["set"] == "new"]
-        fresh_ids = [qid for qid, i in info.items() if i["set"] == "fresh"]
+        fresh_ids = [qid for qid, i in info.items() if i["set"] in FRESH_SETS]
         all_ids = list(gold)
         for row in rows:
             if row["config"] != args.closed:
@@ -329,7 +338,7 @@ def freetable(args) -> None:
             return [out[q] for q, i in info.items() if i["set"] == kind]
 
         row = {"config": label}
-        for kind in ("new", "pair_answerable", "fresh", "owndev"):
+        for kind in ("new", "pair_answerable", "fresh", "owndev", "devfresh"):
             got = pick(kind)
             if got:
                 answered = [g for g in got if g["answered"]]

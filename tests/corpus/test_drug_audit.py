@@ -4,7 +4,7 @@ and the shipped build passes it with no error."""
 import pytest
 from typer.testing import CliRunner
 
-from medground.corpus.drug_audit import audit, local_route, resolve_brand_conflicts
+from medground.corpus.drug_audit import audit, local_route, misspelt_generics, resolve_brand_conflicts
 from medground.drug_schema import Drug, NameLexicon
 
 
@@ -36,6 +36,16 @@ def test_known_distinct_drugs_are_not_near_duplicates():
     assert any(f.kind == "near_duplicate" for f in audit(drugs))
     lexicon = NameLexicon({"citalopram": ["citalopram"], "escitalopram": ["escitalopram"]})
     assert not any(f.kind == "near_duplicate" for f in audit(drugs, lexicon=lexicon))
+
+
+def test_a_misspelt_generic_is_read_as_the_name_the_lexicon_knows():
+    lexicon = NameLexicon({"latanoprost": ["latanoprost"], "citalopram": ["citalopram"],
+                           "escitalopram": ["escitalopram"]})
+    drugs = [*_drugs(), Drug("citalopram", "citalopram"), Drug("escitalopram", "escitalopram"),
+             Drug("citalopran", "citalopran")]
+    # "escitalopram" is two letters further: only citalopram is near enough
+    assert misspelt_generics(drugs, lexicon) == {"latanaprost": "latanoprost", "citalopran": "citalopram"}
+    assert misspelt_generics(drugs, NameLexicon()) == {}  # without the lexicon nothing is known
 
 
 def test_resolution_keeps_a_brand_where_the_lexicon_puts_it():

@@ -58,6 +58,11 @@ def test_a_label_table_row_or_cross_reference_is_read_as_what_it_names():
 def test_items_phrases_and_question_form():
     assert split_items("Cough\nRash") == ["Cough", "Rash"]
     assert split_items("Dyspepsia, GI bleeding, rash") == ["Dyspepsia", "GI bleeding", "rash"]
+    # a comma inside parentheses separates no items: the reply quoted "thought" and
+    # "Enhances cognitive function (memory" for Aricept before session 31
+    assert split_items("Enhances cognitive function (memory, thought, reasoning)") == [
+        "Enhances cognitive function (memory, thought, reasoning)"]
+    assert split_items("Nausea, vomiting (severe, rare), rash") == ["Nausea", "vomiting (severe, rare)", "rash"]
     assert split_items("Take 10 mg daily, with food.") == ["Take 10 mg daily, with food."]
     assert split_items("Take it with food. Avoid alcohol.") == ["Take it with food.", "Avoid alcohol."]
     phrases = content_phrases("Could this dry cough be from Zestril?", exclude=["Zestril"])
@@ -179,11 +184,11 @@ def test_fit_picks_the_grid_point_that_gets_the_dev_examples_right(reader):
     examples = [FitExample(["Could this dry cough come from Zestril?"], "lisinopril", [], "adverse_reactions"),
                 FitExample(["What is lisinopril used for?"], "lisinopril", [], "indications"),
                 FitExample(["What colour is the Zestril pill and what does a box cost?"], "lisinopril", [], None)]
-    grid = {"item_weight": [0.0, 4.0], "item_floor": [0.5], "match_at": [0.65], "none_above": [0.3, 0.99]}
+    grid = {"item_weight": [0.0, 4.0], "item_floor": [0.5], "match_at": [0.65], "none_above": [0.3, 1.0]}
     result = fit(reader, examples, grid=grid)
     assert result.objective == 1.0
-    assert result.settings.none_above == 0.3  # 0.99 never abstains: the price question would be answered
-    assert result.per_value["none_above"]["0.99"] < 1.0
+    assert result.settings.none_above == 0.3  # 1.0 never abstains: the price question would be answered
+    assert result.per_value["none_above"]["1.0"] < 1.0
     assert result.settings.item_weight == 0.0  # ties go to the first (simplest) grid point
     for ex, sig in zip(examples, result.signals):  # the fitted rule is the reader's own
         drug, typ, abstained = outcome(sig, result.settings)
@@ -291,7 +296,9 @@ def test_a_bare_is_that_from_the_pill_is_typed_as_the_question_it_asks(reader):
     on = ConsultReader(reader.drugs, reader.typer, reader.embedder,
                        reader.settings.model_copy(update={"typer_attribution": True}))
     (p_off, _), (p_on, _) = off.type_probabilities(turn, ["Zestril"]), on.type_probabilities(turn, ["Zestril"])
-    assert p_on[A.ADVERSE_REACTIONS] > 0.5 > p_off[A.ADVERSE_REACTIONS]
+    # the word-gram typer (session 31) already reads the bare turn as a side-effect question more
+    # often than not; read whole, it is surer still
+    assert p_on[A.ADVERSE_REACTIONS] > max(0.5, p_off[A.ADVERSE_REACTIONS])
 
 
 def test_an_entry_is_matched_against_the_other_drugs_names_never_its_own(reader, tmp_path):

@@ -8,7 +8,8 @@
 - ``local_route_only`` (info): every entry of the drug describes a product for a local route (an
   eye ointment for ciprofloxacin): replies must say so to a patient on tablets.
 
-The build resolves what a source can decide (``resolve_brand_conflicts``); the rest is reported.
+The build resolves what a source can decide (``resolve_brand_conflicts``; a misspelt generic name
+joins the drug it misspells, ``misspelt_generics``); the rest is reported.
 """
 
 from __future__ import annotations
@@ -133,3 +134,25 @@ def resolve_brand_conflicts(drugs: Sequence[Drug], lexicon: NameLexicon) -> list
                 d.synonyms = [s for s in d.synonyms if normalize_name(s) != name]
                 changes.append(f"{name!r}: a brand of {', '.join(sorted(ids))}, dropped as a synonym of {d.drug_id}")
     return changes
+
+
+def misspelt_generics(drugs: Sequence[Drug], lexicon: NameLexicon, near_ratio: float = 90.0) -> dict[str, str]:
+    """{drug id: the drug id it is a misspelling of}: a generic name the name lexicon does not know,
+    a letter or two from one it knows as a canonical name ("latanaprost" in a dosage table beside
+    the prototype table's "latanoprost"; "cholesevelam" / "colesevelam"). Two names the lexicon
+    knows (citalopram, escitalopram) are two drugs, never one."""
+    from rapidfuzz import fuzz
+
+    if not lexicon:
+        return {}
+    known = {d.generic_name: d.drug_id for d in drugs if lexicon.canonical(d.generic_name) == d.generic_name}
+    out: dict[str, str] = {}
+    for d in drugs:
+        g = d.generic_name
+        if "/" in g or g in known or lexicon.canonical(g):
+            continue
+        near = [i for h, i in known.items() if abs(len(g) - len(h)) <= 2 and g.split()[0] != h.split()[0]
+                and fuzz.ratio(g, h) >= near_ratio]
+        if len(near) == 1:
+            out[d.drug_id] = near[0]
+    return out

@@ -148,12 +148,33 @@ class CatalogBuilder:
             drug.drug_class = "; ".join(names)
             self.counts["drug_classes_from_tables"] += 1
 
+    def merge_misspellings(self) -> None:
+        """A drug whose name is a source's misspelling of another's joins it: its name becomes a
+        synonym, its brands and entries move over ("Latanaprost (Xalatan)" of a dosage table is
+        latanoprost, so a patient on Xalatan gets latanoprost's side effects too)."""
+        from medground.corpus.drug_audit import misspelt_generics
+
+        for wrong, right in misspelt_generics(list(self.drugs.values()), self.lexicon).items():
+            gone, kept = self.drugs.pop(wrong), self.drugs[right]
+            for s in [gone.generic_name, *gone.synonyms]:
+                if s not in kept.synonyms and s != kept.generic_name:
+                    kept.synonyms.append(s)
+            self.add_brands(kept, gone.brand_names)
+            kept.sources.extend(k for k in gone.sources if k not in kept.sources)
+            kept.drug_class = kept.drug_class or gone.drug_class
+            for a in self.attributes:
+                if a.drug_id == wrong:
+                    a.drug_id = right
+            self.problems.append(f"{gone.generic_name!r} read as {kept.generic_name!r} (a misspelling in a source)")
+            self.counts["misspellings_merged"] += 1
+
     def finish(self) -> DrugCatalog:
         from medground.corpus.drug_audit import resolve_brand_conflicts
 
         self.enrich_from_lexicon()
         self.confirm_brands_from_prose()
         self.add_table_classes()  # after every prototype table has given its class
+        self.merge_misspellings()
         drugs = sorted(self.drugs.values(), key=lambda d: d.drug_id)
         resolved = resolve_brand_conflicts(drugs, self.lexicon)  # one name, one drug
         self.problems += resolved

@@ -61,8 +61,9 @@ class ItemSpace:
 
     def items(self, drug_id: str) -> tuple[list[list[str]], list[np.ndarray]]:
         """Each entry's items and their vectors, rows × items × dim: the item, (item: its lay
-        gloss), then ``lay_synonyms`` mined plain phrases (a row repeats the item where it has none)."""
+        gloss) or the item with its abbreviations spelled out (corpus/abbreviations.py), then ``lay_synonyms`` mined plain phrases (a row repeats the item where it has none)."""
         if drug_id not in self._item_vectors:
+            from medground.corpus.abbreviations import expand, load_abbreviations
             from medground.reading.lay_terms import gloss, load_glossary
 
             s = self.settings
@@ -79,9 +80,12 @@ class ItemSpace:
                 for its, on in zip(listed, named_members)]
             flat = [i for its in items for i in its]
             extra: list[tuple[int, int, str]] = []  # (row, item, text)
+            abbreviations = load_abbreviations() if s.spell_abbreviations else {}
             for j, item in enumerate(flat):
                 if g := gloss(item, glossary):
                     extra.append((1, j, f"{item}: {g}"))
+                elif spelled := expand(item, abbreviations):  # "CABG surgery" meets "a heart bypass"
+                    extra.append((1, j, spelled))
                 if vocabulary is not None and len(item) <= 60 and vocabulary.is_clinical(item, s.plain_share):
                     plain = [t for t in vocabulary.synonyms(item, s.lay_synonyms + 3) if names_a_thing(t)]
                     extra += [(2 + r, j, t) for r, t in enumerate(plain[: s.lay_synonyms])]

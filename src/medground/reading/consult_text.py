@@ -49,7 +49,7 @@ def split_items(text: str) -> list[str]:
     lines = [item_name(ln.strip(" •-\t*").lstrip("?* ")) for ln in text.splitlines() if ln.strip(" •-\t*?")]
     if len(lines) > 1:
         return list(dict.fromkeys(ln for ln in lines if ln))
-    parts = [x.strip() for x in re.split(r"[,;]\s+", text.strip().rstrip("."))]
+    parts = [x.strip() for x in _outside_parentheses(text.strip().rstrip("."))]
     if (len(parts) >= 3 and "." not in text.strip().rstrip(".") and not re.search(r"\d", text)
             and all(len(x.split()) <= 5 for x in parts)):
         return parts  # "Dyspepsia, GI bleeding, rash": a list written on one line
@@ -57,6 +57,19 @@ def split_items(text: str) -> list[str]:
 
     sentences = [s.strip() for s in split_sentences(text) if s.strip()]
     return sentences or [text.strip()]
+
+
+def _outside_parentheses(line: str) -> list[str]:
+    """``line`` split at each comma or semicolon (and the spaces after it) that no parenthesis
+    encloses: "Enhances cognitive function (memory, thought, reasoning)" is one item, not three."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(line):
+        depth += (ch == "(") - (ch == ")")
+        if ch in ",;" and depth <= 0 and i + 1 < len(line) and line[i + 1].isspace():
+            parts.append(line[start:i])
+            start = i + 1
+    parts.append(line[start:])
+    return [p.strip() for p in parts]
 
 
 def members(item: str) -> list[str]:

@@ -20,6 +20,7 @@ import numpy as np
 
 from medground.drug_schema import AttributeType
 from medground.reading.consult_text import whole_name
+from medground.reading.word_grams import WordGrams
 from medground.retrieve.drug_intent import (
     EMBEDDER_KIND,
     MEDICATION_QA_TYPES,
@@ -50,19 +51,32 @@ class ConsultTyperModel:
     embedder: str
     # trained on questions whose drug names read "this medicine": it then reads any question so
     masks_names: bool = False
+    # word n-grams beside the embedding (reading/word_grams.py); None: the embedding alone
+    grams: WordGrams | None = None
 
-    def probabilities(self, vectors: np.ndarray) -> np.ndarray:
+    def probabilities(self, vectors: np.ndarray, texts: Sequence[str] = ()) -> np.ndarray:
+        """P(class) per row; ``texts`` (the rows' texts) are needed when the model reads word n-grams."""
+        if self.grams is not None:
+            if len(texts) != len(vectors):
+                raise ValueError("this typer reads word n-grams: pass the texts of the vectors")
+            vectors = self.grams.features(vectors, texts)
         return softmax_probabilities(vectors, self.coef, self.intercept)
 
     def save(self, path: Path) -> None:
+        extra = {}
+        if self.grams is not None:
+            extra = {"gram_vocabulary": np.array(self.grams.vocabulary), "gram_idf": self.grams.idf,
+                     "gram_weight": np.array(self.grams.weight)}
         save_linear(path, self.classes, self.coef, self.intercept, self.embedder,
-                    masks_names=np.array(self.masks_names))
+                    masks_names=np.array(self.masks_names), **extra)
 
     @classmethod
     def load(cls, path: Path) -> ConsultTyperModel:
         with np.load(path, allow_pickle=False) as z:
             masks = bool(z["masks_names"]) if "masks_names" in z.files else False
-        return cls(*load_linear(path), masks_names=masks)
+            grams = (WordGrams([str(g) for g in z["gram_vocabulary"]], z["gram_idf"], float(z["gram_weight"]))
+                     if "gram_vocabulary" in z.files else None)
+        return cls(*load_linear(path), masks_names=masks, grams=grams)
 
 
 MASK = "this medicine"
@@ -79,8 +93,10 @@ def mask_names(text: str, names: Sequence[str]) -> str:
 
 
 def train(vectors: np.ndarray, labels: Sequence[str], *, c: float = 4.0,
-          embedder: str = EMBEDDER_KIND, masks_names: bool = False) -> ConsultTyperModel:
-    """Class-balanced multinomial logistic regression over sentence embeddings."""
+          embedder: str = EMBEDDER_KIND, masks_names: bool = False,
+          texts: Sequence[str] | None = None, gram_weight: float = 0.0) -> ConsultTyperModel:
+    """Class-balanced multinomial logistic regression over sentence embeddings, and over word
+    n-grams of ``texts`` (the vectors' texts) beside them when ``gram_weight`` > 0."""
     from collections import Counter
 
     from sklearn.linear_model import LogisticRegression
@@ -88,9 +104,18 @@ def train(vectors: np.ndarray, labels: Sequence[str], *, c: float = 4.0,
     counts = Counter(labels)
     keep = np.array([counts[label] >= MIN_EXAMPLES for label in labels])
     y = np.array(labels)[keep]
+    grams = None
+    x = vectors[keep]
+    if gram_weight > 0:
+        if texts is None or len(texts) != len(vectors):
+            raise ValueError("word n-grams need the texts of the vectors, one per row")
+        kept = [t for t, k in zip(texts, keep) if k]
+        grams = WordGrams.fit(kept, weight=gram_weight)
+        x = grams.features(x, kept)
     clf = LogisticRegression(C=c, max_iter=3000, class_weight="balanced")
-    clf.fit(vectors[keep], y)
-    return ConsultTyperModel([str(x) for x in clf.classes_], clf.coef_, clf.intercept_, embedder, masks_names)
+    clf.fit(x, y)
+    return ConsultTyperModel([str(x) for x in clf.classes_], clf.coef_, clf.intercept_, embedder, masks_names,
+                             grams)
 
 
 class ConsultTyper:
@@ -104,7 +129,7 @@ class ConsultTyper:
         """P(class | text); ``names`` are the drug names in it, masked when the model was trained so."""
         if self.model.masks_names and names:
             text = mask_names(text, names)
-        row = self.model.probabilities(self.embedder.encode_queries([text]))[0]
+        row = self.model.probabilities(self.embedder.encode_queries([text]), [text])[0]
         return {c: float(p) for c, p in zip(self.model.classes, row)}
 
     def attribute_probabilities(self, text: str, names: Sequence[str] = ()

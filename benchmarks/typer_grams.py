@@ -1,0 +1,135 @@
+"""Word n-grams beside the embedding in the consultation typer, now that it learns from three banks
+of written questions (session 31; session 27 measured the block on Medication QA alone, where it
+did not help: `typer_features.py`).
+
+Both arms use the shipped recipe (Medication QA dev: plain, name-masked and one context copy; the
+three banks, names masked; class-balanced logistic regression, C = 4). One arm reads the MiniLM
+embedding alone, the other the embedding with a tf-idf block of word 1-2-grams beside it
+(reading/word_grams.py) at each ``--weights``. Development data only:
+
+- each bank read by a typer trained without it (the other two banks: a writer it never saw);
+- Medication QA dev, 5-fold CV (seed 0), held-out folds read masked;
+- the last patient turn of the development consultations (apart, apart3 and the dev halves of
+  written and conditions) against the writer's attribute (``none`` where unanswerable).
+
+McNemar (exact) of each arm against the embedding alone on every read.
+
+    python benchmarks/typer_grams.py --weights 0.5,1,2 --section typer_grams_s31
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+from medground.eval.bench import print_table, save_section
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "benchmarks" / "data"
+RESULTS = ROOT / "benchmarks" / "results" / "consult.json"
+BANKS = ["typer_bank.jsonl", "typer_bank2.jsonl", "typer_bank3.jsonl"]
+CONSULTATIONS = {"apart": None, "apart3": None, "written": "consult-written", "conditions": "consult-conditions"}
+
+
+def consultation_turns(names: list[str]) -> tuple[list[str], list[str]]:
+    """The last patient turn of each development consultation, drug names masked, and its label."""
+    from medground.reading.consult_typer import mask_names
+    from medground.reading.splits import split_of
+
+    texts, labels = [], []
+    for name, prefix in CONSULTATIONS.items():
+        for line in (DATA / f"consult_{name}.jsonl").read_text().splitlines():
+            row = json.loads(line)
+            if prefix and split_of(f"{prefix}/{row['id']}", seed=27, test_share=0.5) != "dev":
+                continue
+            last = [t["text"] for t in row["turns"] if t["role"] == "patient"][-1]
+            texts.append(mask_names(last, [n for n in names if len(n) > 2 and n.lower() in last.lower()]))
+            labels.append(row["attribute"] or "none")
+    return texts, labels
+
+
+def main() -> None:
+    from sklearn.model_selection import StratifiedKFold
+
+    from medground.eval.evaluators import rate
+    from medground.eval.metrics import mcnemar_test
+    from medground.index.embedders import EmbedderSettings, load_embedder
+    from medground.reading.consult_typer import train
+    from medground.retrieve.drug_intent import EMBEDDER_KIND
+    from medground.store.drugs import DrugStore
+    from medground.train.typer_bank import load_bank, medication_qa_questions, training_pairs
+    from medground.train.typer_context import ContextMaker
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--weights", default="1", help="comma-separated weights of the word-gram block")
+    ap.add_argument("--section", default="typer_grams_s31")
+    args = ap.parse_args()
+    weights = [float(w) for w in args.weights.split(",")]
+
+    emb = load_embedder(EmbedderSettings(kind=EMBEDDER_KIND, threads=2))
+    store = DrugStore()
+    names = [n for n, _, _ in store.names()]
+    plain, masked, y = medication_qa_questions("dev")
+    maker = ContextMaker(store.drugs(), store.attributes(), seed=0)
+    context = [maker.before(t) for t in masked]
+    banks = {f: training_pairs(load_bank(DATA / f), names) for f in BANKS}
+    turns, turn_labels = consultation_turns(names)
+    cache: dict[str, np.ndarray] = {}
+
+    def encode(texts: list[str]) -> np.ndarray:
+        new = [t for t in dict.fromkeys(texts) if t not in cache]
+        if new:
+            cache.update(zip(new, emb.encode_queries(new)))
+        return np.vstack([cache[t] for t in texts])
+
+    def fit(mqa_rows, held_bank: str | None, weight: float):
+        texts = [plain[i] for i in mqa_rows] + [masked[i] for i in mqa_rows] + [context[i] for i in mqa_rows]
+        labels = [y[i] for i in mqa_rows] * 3
+        for f, (bank_texts, bank_labels) in banks.items():
+            if f != held_bank:
+                texts, labels = texts + bank_texts, labels + bank_labels
+        return train(encode(texts), labels, texts=texts, gram_weight=weight)
+
+    def right(model, texts: list[str], gold: list[str]) -> np.ndarray:
+        pred = model.probabilities(encode(texts), texts).argmax(axis=1)
+        return np.array([model.classes[i] == g for i, g in zip(pred, gold)])
+
+    every = range(len(y))
+    strata = np.array([lab if Counter(y)[lab] >= 5 else "rare" for lab in y])
+    folds = list(StratifiedKFold(5, shuffle=True, random_state=0).split(np.zeros(len(y)), strata))
+    reads: dict[float, dict[str, np.ndarray]] = {}
+    for weight in [0.0, *weights]:
+        got = {f"{f} (held out)": right(fit(every, f, weight), *banks[f]) for f in BANKS}
+        cv = np.zeros(len(y), dtype=bool)
+        for tr, te in folds:
+            cv[te] = right(fit(tr, None, weight), [masked[i] for i in te], [y[i] for i in te])
+        got["Medication QA dev (5-fold CV)"] = cv
+        got["consultations, last turn"] = right(fit(every, None, weight), turns, turn_labels)
+        reads[weight] = got
+        print(weight, {k: round(float(v.mean()), 3) for k, v in got.items()}, flush=True)
+
+    rows = []
+    for read in reads[0.0]:
+        base = reads[0.0][read]
+        for weight in weights:
+            mine = reads[weight][read]
+            test = mcnemar_test(list(base), list(mine))
+            rows.append({"read": read, "n": len(base), "embedding alone": rate(list(base)),
+                         f"with word grams": rate(list(mine)), "weight": weight,
+                         "only_embedding": int((base & ~mine).sum()), "only_grams": int((mine & ~base).sum()),
+                         "mcnemar_p": round(float(test.pvalue), 4)})
+    save_section(RESULTS, args.section, {"rows": rows, "C": 4.0, "banks": BANKS,
+                                         "note": "development data only; Medication QA's test part not read"})
+    cols = ["read", "n", "weight", "embedding alone", "with word grams", "only emb / only grams", "McNemar p"]
+    print_table("The typer with word n-grams beside the embedding (development data)", [
+        dict(zip(cols, [r["read"], r["n"], r["weight"], f"{r['embedding alone']['rate']:.1%}",
+                        f"{r['with word grams']['rate']:.1%}", f"{r['only_embedding']} / {r['only_grams']}",
+                        f"{r['mcnemar_p']:.3f}"])) for r in rows], cols)
+
+
+if __name__ == "__main__":
+    main()
