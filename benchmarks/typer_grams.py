@@ -9,12 +9,16 @@ embedding alone, the other the embedding with a tf-idf block of word 1-2-grams b
 
 - each bank read by a typer trained without it (the other two banks: a writer it never saw);
 - Medication QA dev, 5-fold CV (seed 0), held-out folds read masked;
-- the last patient turn of the development consultations (apart, apart3 and the dev halves of
-  written and conditions) against the writer's attribute (``none`` where unanswerable).
+- the last patient turn of the development consultations (apart, apart3, apart5 and the dev
+  halves of written and conditions) against the writer's attribute (``none`` where unanswerable).
 
 McNemar (exact) of each arm against the embedding alone on every read.
 
     python benchmarks/typer_grams.py --weights 0.5,1,2 --section typer_grams_s31
+    python benchmarks/typer_grams.py --candidate typer_bank4.jsonl --section typer_bank4_s31
+
+``--candidate``: the word-gram typer (weight 1) with and without one more bank in training, on the
+same reads (the candidate itself is never read: a bank of its own writer would flatter it).
 """
 
 from __future__ import annotations
@@ -32,7 +36,8 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / "data"
 RESULTS = ROOT / "benchmarks" / "results" / "consult.json"
 BANKS = ["typer_bank.jsonl", "typer_bank2.jsonl", "typer_bank3.jsonl"]
-CONSULTATIONS = {"apart": None, "apart3": None, "written": "consult-written", "conditions": "consult-conditions"}
+CONSULTATIONS = {"apart": None, "apart3": None, "apart5": None, "written": "consult-written",
+                 "conditions": "consult-conditions"}
 
 
 def consultation_turns(names: list[str]) -> tuple[list[str], list[str]]:
@@ -66,6 +71,7 @@ def main() -> None:
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--weights", default="1", help="comma-separated weights of the word-gram block")
+    ap.add_argument("--candidate", default=None, help="a bank under benchmarks/data, compared as an extra training bank")
     ap.add_argument("--section", default="typer_grams_s31")
     args = ap.parse_args()
     weights = [float(w) for w in args.weights.split(",")]
@@ -86,12 +92,16 @@ def main() -> None:
             cache.update(zip(new, emb.encode_queries(new)))
         return np.vstack([cache[t] for t in texts])
 
-    def fit(mqa_rows, held_bank: str | None, weight: float):
+    extra = training_pairs(load_bank(DATA / args.candidate), names) if args.candidate else None
+
+    def fit(mqa_rows, held_bank: str | None, weight: float, with_extra: bool = False):
         texts = [plain[i] for i in mqa_rows] + [masked[i] for i in mqa_rows] + [context[i] for i in mqa_rows]
         labels = [y[i] for i in mqa_rows] * 3
         for f, (bank_texts, bank_labels) in banks.items():
             if f != held_bank:
                 texts, labels = texts + bank_texts, labels + bank_labels
+        if with_extra:
+            texts, labels = texts + extra[0], labels + extra[1]
         return train(encode(texts), labels, texts=texts, gram_weight=weight)
 
     def right(model, texts: list[str], gold: list[str]) -> np.ndarray:
@@ -101,16 +111,32 @@ def main() -> None:
     every = range(len(y))
     strata = np.array([lab if Counter(y)[lab] >= 5 else "rare" for lab in y])
     folds = list(StratifiedKFold(5, shuffle=True, random_state=0).split(np.zeros(len(y)), strata))
-    reads: dict[float, dict[str, np.ndarray]] = {}
-    for weight in [0.0, *weights]:
-        got = {f"{f} (held out)": right(fit(every, f, weight), *banks[f]) for f in BANKS}
+    def read_all(weight: float, with_extra: bool = False) -> dict[str, np.ndarray]:
+        got = {f"{f} (held out)": right(fit(every, f, weight, with_extra), *banks[f]) for f in BANKS}
         cv = np.zeros(len(y), dtype=bool)
         for tr, te in folds:
-            cv[te] = right(fit(tr, None, weight), [masked[i] for i in te], [y[i] for i in te])
+            cv[te] = right(fit(tr, None, weight, with_extra), [masked[i] for i in te], [y[i] for i in te])
         got["Medication QA dev (5-fold CV)"] = cv
-        got["consultations, last turn"] = right(fit(every, None, weight), turns, turn_labels)
-        reads[weight] = got
-        print(weight, {k: round(float(v.mean()), 3) for k, v in got.items()}, flush=True)
+        got["consultations, last turn"] = right(fit(every, None, weight, with_extra), turns, turn_labels)
+        print(weight, with_extra, {k: round(float(v.mean()), 3) for k, v in got.items()}, flush=True)
+        return got
+
+    if args.candidate:  # one arm per side: the shipped gram typer without and with the bank
+        base, mine = read_all(1.0), read_all(1.0, True)
+        rows = []
+        for read in base:
+            test = mcnemar_test(list(base[read]), list(mine[read]))
+            rows.append({"read": read, "n": len(base[read]), "without": rate(list(base[read])),
+                         "with": rate(list(mine[read])), "only_without": int((base[read] & ~mine[read]).sum()),
+                         "only_with": int((mine[read] & ~base[read]).sum()), "mcnemar_p": round(float(test.pvalue), 4)})
+        save_section(RESULTS, args.section, {"candidate": args.candidate, "rows": rows, "gram_weight": 1.0,
+                                             "note": "development data only; Medication QA's test part not read"})
+        cols = ["read", "n", "without", "with", "only without / only with", "McNemar p"]
+        print_table(f"The word-gram typer with {args.candidate} (development data)", [
+            dict(zip(cols, [r["read"], r["n"], f"{r['without']['rate']:.1%}", f"{r['with']['rate']:.1%}",
+                            f"{r['only_without']} / {r['only_with']}", f"{r['mcnemar_p']:.3f}"])) for r in rows], cols)
+        return
+    reads = {weight: read_all(weight) for weight in [0.0, *weights]}
 
     rows = []
     for read in reads[0.0]:

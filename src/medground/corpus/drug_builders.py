@@ -160,6 +160,8 @@ class CatalogBuilder:
                 if s not in kept.synonyms and s != kept.generic_name:
                     kept.synonyms.append(s)
             self.add_brands(kept, gone.brand_names)
+            brands = {normalize_name(b) for b in kept.brand_names}  # a brand is never also a synonym
+            kept.synonyms = [s for s in kept.synonyms if normalize_name(s) not in brands]
             kept.sources.extend(k for k in gone.sources if k not in kept.sources)
             kept.drug_class = kept.drug_class or gone.drug_class
             for a in self.attributes:
