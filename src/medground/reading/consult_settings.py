@@ -29,7 +29,9 @@ class ConsultReplySettings(BaseModel):
     item_weight: float = Field(4.0, ge=0.0, description="weight of the best item match against log P(type)")
     item_floor: float = Field(0.3, ge=0.0, le=1.0, description="item similarity below which it earns nothing")
     match_at: float = Field(0.65, ge=0.0, le=1.0, description="similarity at which an item is what was asked")
-    none_above: float = Field(0.4, ge=0.0, le=1.0, description="P(no entry answers) above which to abstain")
+    # 0.4 until session 31; the word-gram typer is surer of "none" and, on the development sets,
+    # 0.3 declines 3 more unanswerable questions (167 of 183) and no answerable one more (0.2: 168)
+    none_above: float = Field(0.3, ge=0.0, le=1.0, description="P(no entry answers) above which to abstain")
     elsewhere_above: float = Field(0.6, ge=0.0, le=1.01,
                                    description="abstain when the top type is one the drug lacks and the types it "
                                                "lacks hold this much probability (1.01: never)")
