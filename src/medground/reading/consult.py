@@ -16,8 +16,8 @@ entry is a candidate, and its warnings where a sentence names the subject or its
 
 The reply is deterministic, filled from the matched items: a first sentence that answers in plain
 words with its citation, the matched items quoted (not the whole list), and the drug's boxed
-warning when it has one (the first sentence's templates: reading/consult_sentences.py). Nothing is
-generated, so nothing needs a support check.
+warning when it has one (composed in reading/consult_reply.py; the first sentence's templates:
+reading/consult_sentences.py). Nothing is generated, so nothing needs a support check.
 
 It abstains only when no entry can relate: the typer says the question is of a kind no drug
 record answers (price, appearance, ingredients) and no item matches what was said, or the drug
@@ -32,7 +32,6 @@ from dataclasses import replace
 
 import numpy as np
 
-from medground.corpus.drug_audit import local_route
 from medground.drug_schema import AttributeType, Drug
 from medground.reading.consult_items import ItemSpace
 from medground.reading.described import described_in, masked_for
@@ -42,12 +41,12 @@ from medground.reading.consult_text import (
     clinical_terms,
     purpose_phrases,
     questions,
-    split_items,
     without_purpose,
 )
 from medground.reading.class_match import mark_named
 from medground.reading.record_facts import class_reply, sameness_reply
-from medground.reading.consult_sentences import first_sentence, groups_sentence, listing, no_entry_text
+from medground.reading.consult_reply import answered_reply
+from medground.reading.consult_sentences import no_entry_text
 from medground.reading.patient_condition import (
     CONDITION_READS,
     LISTED_ONLY,
@@ -56,7 +55,6 @@ from medground.reading.patient_condition import (
     as_condition_question,
 )
 from medground.reading.consult_types import (
-    _ROUTE_WORDS,
     Choice,
     EntryChoice,
     ItemMatch,
@@ -68,7 +66,6 @@ from medground.reading.consult_types import (
     record_citation,
     word_set,
 )
-from medground.reading.reply import quote_line
 from medground.reading.siblings import compounds, modifiers_only, sibling
 from medground.schema import Citation
 
@@ -416,45 +413,5 @@ class ConsultReader:
             text = no_entry_text(name, held, asked, others_hold)
             return Reply("insufficient_evidence", text, [], text, ranked=choices, p_none=p_none,
                          reason="no entry relates to the question", condition=condition, terms=terms)
-        citations = [record_citation(best.drug, best.attribute, 1)]
-        # what an interactions entry is asked to list: the other drugs with an entry among the
-        # choices, else the other drugs asked about (a statin with no entry of its own, named with
-        # amiodarone, is named in "does not list Simvastatin …", not called "what you describe")
-        partners = (list({c.drug.drug_id: c.drug for c in choices if c.drug is not best.drug}.values())
-                    or [d for d in others if d is not best.drug])
-        first, quotes = first_sentence(turns[-1] if turns else "", best, matched, s, p_type, partners)
-        parts = [first]
-        if quotes:
-            parts.append(quote_line(citations[0].label, 1, quotes))
-        if best.attribute.type is A.INTERACTIONS and not matched and partners:
-            # Neither name is in this entry: the other drug's own list is the rest of the evidence
-            # (clopidogrel's "CYP2C19 inhibitors" is what a patient adding Prilosec must see).
-            other = next((c for c in choices if c.drug is partners[0] and c.attribute.type is A.INTERACTIONS
-                          and c.attribute.text.strip()), None)
-            if other is not None:
-                citations.append(record_citation(other.drug, other.attribute, len(citations) + 1))
-                hedged = groups_sentence(best, other, citations[-1].number)
-                if hedged is not None:
-                    first, parts = hedged, [hedged]
-                else:
-                    parts.append(f"{other.drug.display_name}'s interactions list: "
-                                 f"{listing(other.attribute.text, s.max_listed)} [{citations[-1].number}].")
-        # The other named drug's own interactions entry, when it lists the subject (or its class).
-        second = next((c for c in choices[1:] if c.drug is not drug and c.attribute.type is A.INTERACTIONS
-                       and c.best is not None and c.best.answers(s.match_at)), None)
-        if best.drug is drug and second is not None:
-            citations.append(record_citation(second.drug, second.attribute, len(citations) + 1))
-            parts.append(f"{second.drug.display_name}'s interactions also list \u201c{second.best.text}\u201d "
-                         f"[{citations[-1].number}].")
-        route = local_route(drug)
-        if route:  # the only product described is, say, an eye ointment: a patient on tablets must know
-            parts.append(f"Note: the database's entries for {name} describe {_ROUTE_WORDS.get(route, route)} "
-                         f"product ({drug.drug_class}); they may not apply to another form of it.")
-        boxed = next((a for a in self.space.entries(drug.drug_id) if a.type is A.BOXED_WARNING), None)
-        if boxed is not None and best.attribute is not boxed:
-            citations.append(record_citation(drug, boxed, len(citations) + 1))
-            warn = split_items(boxed.text)[0]
-            parts.append(f"{name} carries a boxed warning: \u201c{warn}\u201d [{citations[-1].number}].")
-        return Reply("answered", " ".join(parts), citations, first, matched=[m.text for m in matched],
-                     quotes=quotes, chosen=best, ranked=choices, p_none=p_none, condition=condition,
-                     terms=terms)
+        return answered_reply(turns, drug, best, matched, choices, others, p_type, s,
+                              self.space.entries(drug.drug_id), p_none=p_none, condition=condition, terms=terms)
