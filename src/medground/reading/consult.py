@@ -12,7 +12,8 @@ phrases consumer pages pair it with (corpus/lay_vocabulary.py: "Angioedema" ↔ 
 "Ethanol" ↔ "alcohol"), which reach "my lips swelled" and "a glass of wine" where MiniLM alone
 does not; an item is also matched through the members its parentheses name ("aged cheeses" of
 "Foods high in tyramine (…)"). Two drugs asked about together: the other drug's interactions
-entry is a candidate, and its warnings where a sentence names the subject or its class. Settings: reading/consult_settings.py; what is weighed and returned: consult_types.py.
+entry is a candidate, and its warnings where a sentence names the subject or its class.
+Settings: reading/consult_settings.py; what is weighed and returned: consult_types.py.
 
 The reply is deterministic, filled from the matched items: a first sentence that answers in plain
 words with its citation, the matched items quoted (not the whole list), and the drug's boxed

@@ -60,8 +60,9 @@ class ItemSpace:
         return [self.drugs.attributes[i] for i in self.drugs.by_drug.get(drug_id, [])]
 
     def items(self, drug_id: str) -> tuple[list[list[str]], list[np.ndarray]]:
-        """Each entry's items and their vectors, rows × items × dim: the item, (item: its lay
-        gloss) or the item with its abbreviations spelled out (corpus/abbreviations.py), then ``lay_synonyms`` mined plain phrases (a row repeats the item where it has none)."""
+        """Each entry's items and their vectors, rows × items × dim: the item; (item: its lay
+        gloss), or else the item with its abbreviations spelled out (corpus/abbreviations.py); then
+        ``lay_synonyms`` mined plain phrases (a row repeats the item where it has none)."""
         if drug_id not in self._item_vectors:
             from medground.corpus.abbreviations import expand, load_abbreviations
             from medground.reading.lay_terms import gloss, load_glossary

@@ -193,10 +193,10 @@ class ConsultReplySettings(BaseModel):
     # affecting hemostasis … nonsteroidal anti-inflammatory drugs (NSAIDs)" in Eliquis's label,
     # asked about Aleve) is an answer to the interaction question, weighed as one. Session 30:
     # dev 0 of 608 replies changed (no dev consultation asks this), test read once.
+    partner_warnings: bool = Field(True, description="read a warnings sentence naming the other drug as its interaction")
     # An item's abbreviations spelled out as the books define them ("CABG surgery" → "CABG (coronary
     # artery bypass graft) surgery"), matched as the item's second row where it has no lay gloss.
     spell_abbreviations: bool = Field(True, description="also match an item with the abbreviations the books "
                                       "define spelled out (corpus/abbreviations.py)")
-    partner_warnings: bool = Field(True, description="read a warnings sentence naming the other drug as its interaction")
     clinical_terms_max: int = Field(3, ge=1, le=8, description="terms kept from the LLM's list")
     clinical_terms_chars: int = Field(600, ge=40, description="characters of the patient's turns (the last ones) it reads")
