@@ -541,6 +541,29 @@ def test_why_the_patient_takes_it_is_never_one_of_its_side_effects(reader_over):
     assert "Hypotension" in base.reply([again], "hydrochlorothiazide").first_sentence
 
 
+def test_why_the_patient_takes_it_is_no_second_substance(reader_over):
+    """"on amoxicillin for a chest infection … also on the combined pill" was "Caution —
+    Amoxicillin's listed interactions include Aminoglycosides": "infection" met the antibiotic
+    class. The stated purpose is neither an effect nor something taken with the drug."""
+    from medground.reading.consult import ConsultReader
+
+    catalog = DrugCatalog(
+        [Drug("amoxicillin", "amoxicillin", ["Amoxil"], "Aminopenicillin")],
+        [DrugAttribute("amoxicillin", A.INTERACTIONS, "Aminoglycosides\nMethotrexate\nProbenecid", SRC),
+         DrugAttribute("amoxicillin", A.DOSAGE, "500 mg orally every 12 hours", SRC)])
+    base = reader_over(catalog)
+    t = "I'm on amoxicillin for a bacterial infection. Is it ok with my other tablets?"
+    on = base.choose([t], "amoxicillin").choices
+    off = ConsultReader(base.drugs, base.typer, base.embedder,
+                        base.settings.model_copy(update={"purpose_not_effect": False})).choose([t], "amoxicillin").choices
+    def aminoglycosides(choices):
+        entry = next(c for c in choices if c.attribute.type is A.INTERACTIONS)
+        return next(m for m in entry.items if m.text == "Aminoglycosides")
+
+    assert "infection" in aminoglycosides(off).phrase  # without the rule the purpose is its best match
+    assert "infection" not in aminoglycosides(on).phrase  # the purpose meets no item of its interactions
+
+
 def test_two_substances_of_the_database_are_never_one_thing(reader_over):
     """"potassium pills" beside lisinopril was "The closest item … is Lithium": two substances the
     database names (words of its generic names) may sit close in MiniLM's space; neither is the

@@ -194,7 +194,9 @@ class ConsultReader:
                         sims = np.where(off | (by_term & (sims < s.match_at)), 0.0, sims).astype(np.float32)
                     if second is not None:  # its description and purpose meet interactions items only
                         sims = sims * masked_for(attr.type, phrases, second)
-                    if purpose and drug is subject and attr.type is A.ADVERSE_REACTIONS:
+                    if purpose and drug is subject and attr.type in (A.ADVERSE_REACTIONS, A.INTERACTIONS):
+                        # why the drug is taken is neither its effect nor a second substance ("on
+                        # amoxicillin for a chest infection" ≠ "Aminoglycosides", an antibiotic);
                         # a phrase is a run of content words across stop words ("doctor blood pressure")
                         sims = sims * np.array([p not in purpose for p, _ in phrases],
                                                dtype=np.float32)

@@ -105,7 +105,8 @@ class ConsultReplySettings(BaseModel):
     # (consult_text.purpose_phrases), never meet its side effects — "blood pressure" was "Yes —
     # Hypotension is listed" — and are neither a condition nor a substance for the condition
     # reading. Other entries keep them: a warning may name the use ("… atrial fibrillation").
-    purpose_not_effect: bool = Field(True, description="a stated purpose never meets the subject's side effects")
+    purpose_not_effect: bool = Field(True, description="a stated purpose never meets the subject's side effects "
+                                     "or its interactions (session 31)")
     # Two different substances of the database (words of its generic names: "potassium",
     # "lithium", "calcium") are never one thing: a match between them is neither an answer nor
     # the closest item offered ("potassium pills" beside lisinopril was "closest … Lithium").
