@@ -267,7 +267,7 @@ def apart_items(split: str, store, path: Path = APART, whole_split: str = "dev")
         out.append({"id": r["id"], "dialogue": _dialogue(r["turns"]),
                     "subject": subject, "attribute": None if unanswerable else r["attribute"],
                     "terms": [r["answer_item"]] if r.get("answer_item") else [], "kind": r["kind"],
-                    "unanswerable": unanswerable})
+                    "answer_item": None if unanswerable else r.get("answer_item"), "unanswerable": unanswerable})
     return out
 
 
@@ -471,6 +471,15 @@ def table_cmd(args) -> None:
             print(f"| {section} | {name} | {m['n']} | {cell(m['cites_drug'])} | {cell(m['cites_drug_attribute'])} | "
                   f"{cell(m['rubric_pass'])} | {cell(m['wrong_abstention'])} | {cell(m['right_abstention'])} | "
                   f"{m['seconds_p50']} / {m['seconds_p95']} |")
+    held = [(sec, name, m) for sec in args.sections.split(",") for name, m in data[sec]["sets"].items()
+            if (m.get("cites_item_entry") or {}).get("n")]
+    if held:
+        print("\nSets written apart: the cited entry holds the writer's item (the book's \"Caution\" lines sit in its "
+              "Contraindications row; the database files them as warnings):\n")
+        print("| config | set | cites drug + attribute | cites the entry holding the writer's item |")
+        print("|---|---|---|---|")
+        for sec, name, m in held:
+            print(f"| {sec} | {name} | {cell(m['cites_drug_attribute'])} | {cell(m['cites_item_entry'])} |")
     labelled = [(sec, data[sec]["sets"]["written"]) for sec in args.sections.split(",")
                 if data[sec]["sets"].get("written", {}).get("rubric_labelled")]
     if labelled:

@@ -67,3 +67,28 @@ def test_rates_and_percentiles_are_computed_in_one_place():
     assert r["n"] == 4 and r["k"] == 3 and r["rate"] == 0.75 and r["ci95"][0] < 0.75 < r["ci95"][1]
     assert rate([]) == {"n": 0, "k": 0, "rate": None, "ci95": None}
     assert percentile([3.0, 1.0, 2.0], 0.5) == 2.0 and percentile([], 0.95) is None
+
+
+def test_the_entry_holding_the_writers_item_answers_whatever_type_the_writer_named():
+    """The book's prototype tables hold "Caution" lines in their Contraindications row and the
+    database files them as warnings: a reply citing that warnings entry cites the writer's item."""
+    ref = ConsultReference(
+        display={"celecoxib": "Celecoxib"},
+        entries={("celecoxib", "contraindications"): ["Hypersensitivity\nCABG surgery"],
+                 ("celecoxib", "warnings"): ["May increase risk of cardiovascular thrombotic events"],
+                 ("celecoxib", "dosage"): ["100–200 mg orally twice daily."]})
+    item = ConsultItem("a1", "Patient: Is Celebrex bad for my heart?", "celecoxib", "contraindications", False,
+                       answer_item="May increase risk of cardiovascular thrombotic events")
+    judge = ConsultationEvaluator(ref)
+
+    def reply(section: str, text: str) -> Answer:
+        return Answer("answered", text="…", citations=[cite("Celecoxib", section, text)], timings={"total": 1.0})
+
+    warn = judge.judge(item, reply("warnings", "May increase risk of cardiovascular thrombotic events"))
+    assert not warn["drug_attr_ok"] and warn["cites_item_entry"]
+    contra = judge.judge(item, reply("contraindications", "Hypersensitivity"))
+    assert contra["drug_attr_ok"] and contra["cites_item_entry"]  # the writer's type still counts
+    dose = judge.judge(item, reply("dosage", "100–200 mg orally twice daily."))
+    assert not dose["cites_item_entry"]
+    plain = ConsultItem("a2", "Patient: Is Celebrex bad for my heart?", "celecoxib", "contraindications", False)
+    assert "cites_item_entry" not in judge.judge(plain, reply("warnings", "…"))  # no item: not judged so

@@ -37,3 +37,21 @@ def test_a_short_items_head_is_a_part_and_is_named_as_the_whole_item():
     assert with_parts([table_row]) == [table_row]  # a table row stays whole
     got = distinct([ItemMatch("Pregnancy", 0.94, "pregnant")], ["Pregnancy (fetal toxicity)", "Pregnancy"])
     assert [m.text for m in got] == ["Pregnancy (fetal toxicity)"]
+
+
+def test_a_safety_entry_naming_nothing_said_yields_to_the_one_that_does():
+    from medground.drug_schema import AttributeType as A, DrugAttribute
+    from medground.reading.consult_types import EntryChoice, ItemMatch, safety_sibling_first
+
+    drug = Drug("celecoxib", "celecoxib", ["Celebrex"], "NSAID")
+
+    def entry(kind, best: float, sibling: str = "") -> EntryChoice:
+        attr = DrugAttribute("celecoxib", kind, kind.value, "…", "book")
+        return EntryChoice(drug, attr, 0.5, [ItemMatch("item", best, "heart bypass", sibling=sibling)], 0.0)
+
+    warnings, contra, dose = entry(A.WARNINGS, 0.26), entry(A.CONTRAINDICATIONS, 0.6), entry(A.DOSAGE, 0.9)
+    assert safety_sibling_first([warnings, dose, contra], 0.45) == [contra, warnings, dose]
+    assert safety_sibling_first([entry(A.WARNINGS, 0.5), contra], 0.45)[1] is contra  # the first names it
+    assert safety_sibling_first([warnings, entry(A.CONTRAINDICATIONS, 0.4)], 0.45)[0] is warnings  # neither does
+    assert safety_sibling_first([warnings, entry(A.CONTRAINDICATIONS, 0.6, sibling="x")], 0.45)[0] is warnings
+    assert safety_sibling_first([dose, contra], 0.45)[0] is dose  # only between the two safety entries

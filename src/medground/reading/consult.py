@@ -65,6 +65,7 @@ from medground.reading.consult_types import (
     no_entry_relates,
     part_of,
     record_citation,
+    safety_sibling_first,
     word_set,
 )
 from medground.reading.siblings import compounds, modifiers_only, sibling
@@ -256,6 +257,8 @@ class ConsultReader:
                 choices.append(EntryChoice(drug, attr, p_type.get(attr.type, 0.0), matches, score))
         # ties (no item above the floor) go to the entry whose best item is closest all the same
         choices.sort(key=lambda c: (-c.score, -(c.best.similarity if c.best else 0.0)))
+        if s.safety_siblings:
+            choices = safety_sibling_first(choices, s.hedge_at)
         return Choice(choices, p_none, p_type, condition.phrase if condition else None)
 
     def condition_named(self, question: str, subject: Drug, p_type: dict[AttributeType, float],

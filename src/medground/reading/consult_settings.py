@@ -199,5 +199,13 @@ class ConsultReplySettings(BaseModel):
     # artery bypass graft) surgery"), matched as the item's second row where it has no lay gloss.
     spell_abbreviations: bool = Field(True, description="also match an item with the abbreviations the books "
                                       "define spelled out (corpus/abbreviations.py)")
+    # Contraindications and cautions answer one question — is it safe for me, given this? — that the
+    # typer cannot split (the books' prototype tables hold "Caution" lines in their Contraindications
+    # row; the database files them as warnings). When the one chosen names nothing near what the
+    # patient said (best item under ``hedge_at``) and the other's best item is at least that near,
+    # the other answers: "heart bypass operation" meets Celebrex's contraindication "CABG surgery"
+    # although the typer put 0.86 on warnings.
+    safety_siblings: bool = Field(True, description="a contraindications or warnings entry that names nothing said "
+                                  "yields to the other one when that one names it (session 32)")
     clinical_terms_max: int = Field(3, ge=1, le=8, description="terms kept from the LLM's list")
     clinical_terms_chars: int = Field(600, ge=40, description="characters of the patient's turns (the last ones) it reads")

@@ -95,6 +95,25 @@ def no_entry_relates(p_none: float, top_type: AttributeType | None, held: set[At
                                       and elsewhere >= s.elsewhere_above)
 
 
+SAFETY_PAIR = frozenset({A.CONTRAINDICATIONS, A.WARNINGS})
+
+
+def safety_sibling_first(choices: list[EntryChoice], near: float) -> list[EntryChoice]:
+    """``choices`` with the subject's other safety entry first (contraindications for warnings, or
+    the reverse) when the first names nothing ``near`` what was said and that one does — with an
+    item that names what the patient said, not a sibling or another substance."""
+    if not choices or choices[0].attribute.type not in SAFETY_PAIR:
+        return choices
+    first = choices[0]
+    if first.best is not None and first.best.similarity >= near:
+        return choices
+    for k, c in enumerate(choices[1:], 1):
+        if (c.drug is first.drug and c.attribute.type in SAFETY_PAIR and c.attribute.type is not first.attribute.type
+                and c.best is not None and c.best.similarity >= near and not c.best.names_something_else):
+            return [c, *choices[:k], *choices[k + 1:]]
+    return choices
+
+
 def word_set(text: str) -> set[str]:
     """Lower-cased words and the parts of hyphenated ones: "Reddish-orange … urine" holds "orange"."""
     out: set[str] = set()

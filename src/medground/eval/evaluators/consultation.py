@@ -35,12 +35,15 @@ class ConsultItem:
     kind: str | None = None  # "yes_no", … (the written set says)
     second_drug: str | None = None
     features: list[str] = field(default_factory=list)
+    # the writer's answering item, copied from the database's entry (the sets written apart)
+    answer_item: str | None = None
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> ConsultItem:
         return cls(id=d["id"], dialogue=d["dialogue"], subject=d["subject"], attribute=d.get("attribute"),
                    unanswerable=bool(d.get("unanswerable")), terms=list(d.get("terms") or []), kind=d.get("kind"),
-                   second_drug=d.get("second_drug"), features=list(d.get("features") or []))
+                   second_drug=d.get("second_drug"), features=list(d.get("features") or []),
+                   answer_item=d.get("answer_item"))
 
     def question(self) -> Question:
         lines = self.dialogue.splitlines()
@@ -124,6 +127,12 @@ class ConsultationEvaluator(Evaluator[ConsultItem, Answer]):
             row["rubric"] = not answered
             row["reply"] = answer.text
             return row
+        if item.answer_item and cited is not None:
+            # The writers copied their item from the book, whose prototype tables hold "Caution"
+            # lines inside the Contraindications row; the database files those as warnings. The
+            # entry that holds the writer's item answers whatever the writer called its type.
+            holding = " ".join(ref.entries.get((item.subject, cited.section), []))
+            row["cites_item_entry"] = attr_ok or (drug_ok and has_term(holding, [item.answer_item]))
         gold_text = " ".join(ref.entries.get((item.subject, item.attribute or ""), []))
         if item.terms:
             has = has_term(gold_text, item.terms)
@@ -179,6 +188,7 @@ class ConsultationEvaluator(Evaluator[ConsultItem, Answer]):
             "n": len(rows), "answerable": len(answerable), "unanswerable": len(unans),
             "cites_drug": rate([r["drug_ok"] for r in answerable]),
             "cites_drug_attribute": rate([r["drug_attr_ok"] for r in answerable]),
+            "cites_item_entry": where("cites_item_entry"),
             "rubric_pass": rate([r["rubric"] for r in rows]),
             "first_names_asked": where("first_names_asked"),
             "yes_no_agrees": where("yes_no_agrees"),
