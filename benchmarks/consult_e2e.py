@@ -38,7 +38,8 @@ from medground.eval.evaluators import rate  # every rate is computed by the libr
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "consult.json"
-WRITTEN = ROOT / "benchmarks" / "data" / "consult_written.jsonl"
+DATA_DIR = ROOT / "benchmarks" / "data"
+WRITTEN = DATA_DIR / "consult_written.jsonl"
 # Consultations about a condition the patient has, with interaction and indication look-alikes
 # (session 21; made as consult_written.md says, section "consult_conditions.jsonl")
 CONDITIONS = ROOT / "benchmarks" / "data" / "consult_conditions.jsonl"
@@ -185,9 +186,10 @@ def typer_cmd(args) -> None:
         labels = labels + ["contraindications"] * len(asked)
     if args.bank:  # and written consumer questions (train/typer_bank.py; session 29)
         from medground.store.drugs import DrugStore
-        from medground.train.typer_bank import load_bank, training_pairs
+        from medground.train.typer_bank import load_bank, load_relabels, training_pairs
 
-        bank = [item for path in args.bank.split(",") for item in load_bank(Path(path.strip()))]
+        relabels = load_relabels(Path(args.relabels)) if args.relabels else None
+        bank = [item for path in args.bank.split(",") for item in load_bank(Path(path.strip()), relabels)]
         texts, bank_labels = training_pairs(bank, [n for n, _, _ in DrugStore().names()], special_as=args.bank_special)
         xd = np.vstack([xd, embedder.encode_queries(texts)])
         rows += texts
@@ -542,6 +544,9 @@ def main() -> None:
                    help="also train on N copies of each question with context sentences before it")
     t.add_argument("--conditions", type=int, default=0,
                    help="also train on N questions about a condition named by a contraindications item")
+    t.add_argument("--relabels", default="",
+                   help="a bank relabelling file (benchmarks/data/typer_bank_relabels.json: measured, not "
+                        "adopted); default: the writers' labels as written")
     t.add_argument("--bank", default=None, help="also train on banks of written questions (comma-separated .jsonl files)")
     t.add_argument("--bank-special", default=None,
                    help="read the bank's special_populations questions as this class (default: dropped)")

@@ -57,6 +57,7 @@ class Arm:
     e5: bool = False
     extra_bank: bool = False
     turn_copies: int = 0  # the development consultations' last turns in training, this many times each
+    relabelled: bool = False  # the banks with typer_bank_relabels.json applied (session 32; not adopted)
 
 
 def consultation_turns(names: list[str]) -> tuple[list[str], list[str]]:
@@ -85,7 +86,7 @@ def main() -> None:
     from medground.reading.consult_typer import train
     from medground.retrieve.drug_intent import EMBEDDER_KIND
     from medground.store.drugs import DrugStore
-    from medground.train.typer_bank import load_bank, medication_qa_questions, training_pairs
+    from medground.train.typer_bank import load_bank, load_relabels, medication_qa_questions, training_pairs
     from medground.train.typer_context import ContextMaker
 
     ap = argparse.ArgumentParser()
@@ -96,6 +97,9 @@ def main() -> None:
     ap.add_argument("--turns", type=int, default=0,
                     help="compare training on the development consultations' last turns (N copies each; "
                          "read by 5-fold CV over the consultations) against none")
+    ap.add_argument("--relabels", action="store_true",
+                    help="compare the banks as their writers labelled them (shipped) against "
+                         "typer_bank_relabels.json applied")
     ap.add_argument("--section", default="typer_grams_s31")
     args = ap.parse_args()
     weights = [float(w) for w in args.weights.split(",")]
@@ -107,7 +111,10 @@ def main() -> None:
     maker = ContextMaker(store.drugs(), store.attributes(), seed=0)
     # the shipped recipe's context copy first, so that the one-copy arm is the shipped recipe
     contexts = [[maker.before(t) for t in masked] for _ in range(max(1, args.context))]
-    banks = {f: training_pairs(load_bank(DATA / f), names) for f in BANKS}
+    relabels = load_relabels(DATA / "typer_bank_relabels.json")
+    banks = {f: training_pairs(load_bank(DATA / f, relabels), names) for f in BANKS}
+    # as the writers labelled them (the shipped recipe)
+    banks_as_written = {f: training_pairs(load_bank(DATA / f), names) for f in BANKS}
     extra = training_pairs(load_bank(DATA / args.candidate), names) if args.candidate else ([], [])
     turns, turn_labels = consultation_turns(names)
     e5 = None
@@ -135,7 +142,7 @@ def main() -> None:
         labels = [y[i] for i in mqa_rows] * 2
         for copy in contexts[: arm.copies]:
             texts, labels = texts + [copy[i] for i in mqa_rows], labels + [y[i] for i in mqa_rows]
-        for f, (bank_texts, bank_labels) in banks.items():
+        for f, (bank_texts, bank_labels) in (banks if arm.relabelled else banks_as_written).items():
             if f != held_bank:
                 texts, labels = texts + bank_texts, labels + bank_labels
         if arm.extra_bank:
@@ -157,6 +164,7 @@ def main() -> None:
     turn_folds = list(StratifiedKFold(5, shuffle=True, random_state=0).split(np.zeros(len(turns)), turn_strata))
 
     def read_all(arm: Arm) -> dict[str, np.ndarray]:
+        # a held-out bank is read with its relabelled labels in both arms: one truth to read against
         got = {f"{f} (held out)": right(fit(every, f, arm), *banks[f], arm) for f in BANKS}
         cv = np.zeros(len(y), dtype=bool)
         for tr, te in folds:
@@ -178,12 +186,17 @@ def main() -> None:
                 "mcnemar_p": round(float(mcnemar_test(list(base), list(mine)).pvalue), 4)}
 
     shipped = Arm()
-    if args.candidate or args.e5 or args.context > 1 or args.turns:  # the shipped typer without and with one change
-        arm = Arm(copies=args.context, e5=args.e5, extra_bank=bool(args.candidate), turn_copies=args.turns)
+    if args.relabels or args.candidate or args.e5 or args.context > 1 or args.turns:
+        # the shipped typer without and with one change
+        if args.relabels:  # the writers' labels against the relabelled banks
+            arm = Arm(relabelled=True)
+        else:
+            arm = Arm(copies=args.context, e5=args.e5, extra_bank=bool(args.candidate), turn_copies=args.turns)
         base, mine = read_all(shipped), read_all(arm)
         rows = [{"read": read, **paired(base[read], mine[read])} for read in base]
-        name = args.candidate or ("e5-small block" if args.e5 else f"the consultations' turns x{args.turns}"
-                                  if args.turns else f"{args.context} context copies")
+        name = ("the banks relabelled" if args.relabels else args.candidate
+                or ("e5-small block" if args.e5 else f"the consultations' turns x{args.turns}" if args.turns
+                    else f"{args.context} context copies"))
         save_section(RESULTS, args.section, {"candidate": name, "rows": rows, "gram_weight": 1.0,
                                              "note": "development data only; Medication QA's test part not read"})
         cols = ["read", "n", "without", "with", "only without / only with", "McNemar p"]

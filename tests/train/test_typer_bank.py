@@ -63,3 +63,22 @@ def test_the_third_bank_holds_every_class_but_special_populations_evenly():
     assert len({i.text for i in items}) == 660
     counts = Counter(i.label for i in items)
     assert set(counts) == LABELS - {"boxed_warning", "special_populations"} and set(counts.values()) == {60}
+
+
+def test_a_relabelling_file_changes_only_the_labels_it_names(tmp_path):
+    from medground.train.typer_bank import load_relabels
+
+    bank = tmp_path / "bank.jsonl"
+    bank.write_text('{"id": "a", "text": "I missed a dose, double up?", "label": "dosage"}\n'
+                    '{"id": "b", "text": "How much do I take?", "label": "dosage"}\n')
+    table = tmp_path / "relabels.json"
+    table.write_text('{"why": "no entry advises on a missed dose", "relabels": {"a": "none"}}')
+    items = load_bank(bank, load_relabels(table))
+    assert [(i.item_id, i.label) for i in items] == [("a", "none"), ("b", "dosage")]
+    assert [i.label for i in load_bank(bank)] == ["dosage", "dosage"]  # the writer's file as written
+    table.write_text('{"relabels": {"a": "uses"}}')
+    with pytest.raises(ValueError, match="relabels.json: labels \\['uses'\\] are none of"):
+        load_relabels(table)
+    table.write_text('{"a": "none"}')
+    with pytest.raises(ValueError, match="expected a JSON object with a 'relabels' object"):
+        load_relabels(table)

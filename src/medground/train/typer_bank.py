@@ -34,9 +34,23 @@ class BankItem:
     style: str
 
 
-def load_bank(path: Path) -> list[BankItem]:
+def load_relabels(path: Path) -> dict[str, str]:
+    """A bank relabelling file: ``{"why": …, "relabels": {item id: new label}}``. The writers'
+    files stay as written; a label the project changed afterwards, and why, is kept here."""
+    try:
+        table = json.loads(Path(path).read_text(encoding="utf-8"))["relabels"]
+    except (json.JSONDecodeError, KeyError, TypeError) as err:
+        raise ValueError(f"{path}: expected a JSON object with a 'relabels' object of id -> label ({err})") from err
+    bad = {k: v for k, v in table.items() if v not in LABELS}
+    if bad:
+        raise ValueError(f"{path}: labels {sorted(set(bad.values()))} are none of {sorted(LABELS)}")
+    return dict(table)
+
+
+def load_bank(path: Path, relabels: dict[str, str] | None = None) -> list[BankItem]:
     """Every line a JSON object with ``id``, ``text``, ``label`` (a typer class) and ``style``;
-    a bad line is reported with its file and line number."""
+    a bad line is reported with its file and line number. ``relabels``: item id → the label to
+    train on instead of the writer's (:func:`load_relabels`)."""
     items: list[BankItem] = []
     for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():
@@ -50,6 +64,8 @@ def load_bank(path: Path) -> list[BankItem]:
             raise ValueError(f"{path}:{number}: label {item.label!r} is none of {sorted(LABELS)}")
         if not item.text:
             raise ValueError(f"{path}:{number}: empty text")
+        if relabels and item.item_id in relabels:
+            item = BankItem(item.item_id, item.text, relabels[item.item_id], item.style)
         items.append(item)
     return items
 
