@@ -1,7 +1,7 @@
 """Where a textbook question's answering sentence is lost: retrieval's packed passages, or the
 compression of those passages to the reader's token budget (no LLM call).
 
-For every rewording test-bed item that names its gold sentence (benchmarks/rewording.py's sets),
+For every rewording test-bed item that names its gold sentence (medground.eval.rewording_testbed),
 the share whose sentence is in the packed passages and, per arm of reader settings, in the
 compressed evidence the reader sees. Each arm is the shipped reader with some settings changed.
 
@@ -18,15 +18,14 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from medground.eval.bench import print_table, save_section  # noqa: E402
-from medground.eval.evaluators import accuracy_row  # noqa: E402
+from medground.eval import rewording_testbed
+from medground.eval.bench import print_table, save_section
+from medground.eval.evaluators import accuracy_row
 
 RESULTS = Path(__file__).resolve().parent / "results" / "reader.json"
+DATA = Path(__file__).resolve().parent / "data"
 
 
 def normalized(text: str) -> str:
@@ -54,7 +53,6 @@ def parse_arm(spec: str) -> tuple[str, dict]:
 
 
 def main() -> None:
-    import rewording
     from medground.pipelines.base import focus
     from medground.pipelines.config import load_pipeline_config
     from medground.pipelines.factory import build_pipeline
@@ -66,7 +64,8 @@ def main() -> None:
     ap.add_argument("--config", default="rag")
     ap.add_argument("--arm", action="append", required=True, help="NAME=key:value,… (reader settings changed)")
     args = ap.parse_args()
-    items = rewording.load_free(args.split) if args.kind == "free" else rewording.load_testbed(args.split)
+    items = (rewording_testbed.load_free(DATA, args.split) if args.kind == "free"
+             else rewording_testbed.load_testbed(DATA, args.split))
     items = [(q, info) for q, info in items if info.get("evidence")]
     pipe = build_pipeline(load_pipeline_config(args.config))
     shipped = pipe.reader

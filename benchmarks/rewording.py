@@ -34,24 +34,17 @@ import math
 import argparse
 import json
 import os
-import random
 import sys
 from pathlib import Path
 
+from medground.eval import rewording_testbed
 from medground.eval.bench import print_table, save_section
 from medground.eval.evaluators import accuracy_row, mcnemar_row
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / "data"
 RESULTS = ROOT / "benchmarks" / "results" / "reader.json"
-ORIGINAL, REWORDED, NEW = (DATA / "answerable_textbooks.jsonl", DATA / "reworded_textbooks.jsonl",
-                           DATA / "newchapter_textbooks.jsonl")
-FRESH = DATA / "fresh_textbooks.jsonl"  # session 28: all held out, loaded with the test split
-FRESH_FREE = DATA / "fresh_free_textbooks.jsonl"  # their free-text forms (session 28, all test)
-DEV_FRESH = DATA / "devfresh_textbooks.jsonl"  # session 31: 48 items written the fresh way, all development
 FRESH_SETS = ("fresh", "devfresh")  # one per split: the "fresh" column reads whichever the split holds
-OWN_DEV_FREE = DATA / "owndev_free_textbooks.jsonl"  # the same style, written for development (all dev)
-LETTERS = "ABCDEFGH"
 METHODS = ("vignette", "lay", "brand", "polarity", "reorder")
 
 
@@ -60,118 +53,14 @@ def save(section: str, payload: dict) -> None:
     save_section(RESULTS, section, payload)
 
 
-def _jsonl(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
-def _relabel(texts: list[str], gold_text: str) -> tuple[dict[str, str], str]:
-    options = {LETTERS[i]: t for i, t in enumerate(texts)}
-    return options, next(k for k, v in options.items() if v == gold_text)
-
-
-def reordered(item: dict) -> tuple[dict[str, str], str]:
-    """The option texts shuffled (seeded by the item) so the right one moves to another letter."""
-    texts, gold = list(item["options"].values()), item["options"][item["answer"]]
-    rng = random.Random(f"reorder:{item['qid']}")
-    while True:
-        rng.shuffle(texts)
-        options, answer = _relabel(texts, gold)
-        if answer != item["answer"]:
-            return options, answer
-
-
-def with_twin(item: dict, twin: str) -> tuple[dict[str, str], str]:
-    """The right option's opposite-polarity twin inserted at a seeded position (five options)."""
-    texts, gold = list(item["options"].values()), item["options"][item["answer"]]
-    texts.insert(random.Random(f"polarity:{item['qid']}").randrange(len(texts) + 1), twin)
-    return _relabel(texts, gold)
-
-
 def load_testbed(split: str | None) -> list[tuple[object, dict]]:
-    """(Question, info) for every item of the split: info has base, method ("original" for the
-    original wording), set (original | reworded | new) and, for new items, the evidence."""
-    from medground.reading.splits import textbook_testbed_split
-    from medground.schema import Question
-
-    def keep(base: str) -> bool:
-        return split is None or textbook_testbed_split(base) == split
-
-    def question(qid: str, text: str, options: dict, answer: str) -> Question:
-        return Question(qid=qid, dataset="textbook-testbed", question=text, options=options, answer=answer)
-
-    out: list[tuple[object, dict]] = []
-    originals = {d["qid"]: d for d in _jsonl(ORIGINAL)}
-    for qid, d in originals.items():
-        if keep(qid):
-            out.append((question(qid, d["question"], d["options"], d["answer"]),
-                        {"base": qid, "method": "original", "set": "original", "evidence": d["evidence"]}))
-            options, answer = reordered(d)
-            out.append((question(f"{qid}~reorder", d["question"], options, answer),
-                        {"base": qid, "method": "reorder", "set": "reworded", "evidence": d["evidence"]}))
-    for r in _jsonl(REWORDED):
-        base = r["base_qid"]
-        if not keep(base):
-            continue
-        d = originals[base]
-        if r["method"] == "polarity":
-            if not r.get("polarity_twin"):
-                continue
-            options, answer = with_twin(d, r["polarity_twin"])
-            text = d["question"]
-        else:
-            text, options, answer = r["question"], r["options"], r["answer"]
-        out.append((question(f"{base}~{r['method']}", text, options, answer),
-                    {"base": base, "method": r["method"], "set": "reworded", "evidence": d["evidence"]}))
-    for d in _jsonl(NEW):
-        if keep(d["qid"]):
-            out.append((question(d["qid"], d["question"], d["options"], d["answer"]),
-                        {"base": d["qid"], "method": "original", "set": "new", "evidence": d["evidence"]}))
-    if split in (None, "test") and FRESH.exists():
-        for d in _jsonl(FRESH):
-            out.append((question(d["id"], d["question"], d["options"], d["answer"]),
-                        {"base": d["id"], "method": d["style"], "set": "fresh", "evidence": d["evidence"],
-                         "trap": d["trap"]}))
-    if split in (None, "dev") and DEV_FRESH.exists():
-        for d in _jsonl(DEV_FRESH):
-            out.append((question(d["id"], d["question"], d["options"], d["answer"]),
-                        {"base": d["id"], "method": d["style"], "set": "devfresh", "evidence": d["evidence"],
-                         "trap": d["trap"]}))
-    return out
-
-
-NEARMISS = DATA / "nearmiss_textbooks.jsonl"
+    """The multiple-choice items of the split (medground.eval.rewording_testbed.load_testbed)."""
+    return rewording_testbed.load_testbed(DATA, split)
 
 
 def load_free(split: str | None) -> list[tuple[object, dict]]:
-    """Free-text questions: each new-chapter item's free form, and the near-miss pairs (an
-    answerable question about X, and the same question about a near entity Y the books do not
-    answer for). info: set (new | pair_answerable | pair_nearmiss), accept (strings that state the
-    gold answer; none for a near miss, whose right reply declines)."""
-    from medground.reading.splits import textbook_testbed_split
-    from medground.schema import Question
-
-    out: list[tuple[object, dict]] = []
-    for d in _jsonl(NEW):
-        if split is None or textbook_testbed_split(d["qid"]) == split:
-            out.append((Question(qid=f"{d['qid']}~free", dataset="textbook-testbed", question=d["free_question"]),
-                        {"base": d["qid"], "set": "new", "accept": d["accept"], "evidence": d["evidence"]}))
-    if NEARMISS.exists():
-        for d in _jsonl(NEARMISS):
-            if split is None or textbook_testbed_split(d["pair"]) == split:
-                a, y = d["answerable"], d["near_miss"]
-                out.append((Question(qid=f"{d['pair']}~x", dataset="textbook-testbed", question=a["question"]),
-                            {"base": d["pair"], "set": "pair_answerable", "accept": a["accept"]}))
-                out.append((Question(qid=f"{d['pair']}~y", dataset="textbook-testbed", question=y["question"]),
-                            {"base": d["pair"], "set": "pair_nearmiss", "accept": []}))
-    # the session-28 sets written apart: one split each, no halves (owndev to build on, fresh held out)
-    for path, name, held in ((OWN_DEV_FREE, "owndev", "dev"), (FRESH_FREE, "fresh", "test"),
-                             (DEV_FRESH, "devfresh", "dev")):
-        if split in (None, held) and path.exists():
-            for d in _jsonl(path):
-                out.append((Question(qid=f"{d['id']}~free", dataset="textbook-testbed", question=d["free_question"]),
-                            {"base": d["id"], "set": name, "accept": d["accept"], "reject": d.get("reject", []),
-                             "evidence": d["evidence"]}))
-    return out
+    """The free-text questions of the split (medground.eval.rewording_testbed.load_free)."""
+    return rewording_testbed.load_free(DATA, split)
 
 
 def run_dir(label: str, split: str) -> Path:
