@@ -106,8 +106,9 @@ class UnknownHeading:
 
 
 # Raised when the builders change what a database holds; a database built by an older version
-# still loads, with a warning to rebuild (2: drug classes from the book's table captions).
-CATALOG_VERSION = 2
+# still loads, with a warning to rebuild (2: drug classes from the book's table captions; 3: a
+# misspelt generic merged into the drug the lexicon knows, and brands only the book's prose names).
+CATALOG_VERSION = 3
 
 
 @dataclass

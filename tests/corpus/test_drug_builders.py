@@ -32,8 +32,29 @@ def test_a_synonym_the_books_prose_names_as_a_brand_becomes_one():
         "Ezetimibe is available as a single-drug tablet with the brand name Zetia. "
         "A prototype table features Intal (cromolyn sodium).")
     by_id = {d.drug_id: d for d in b.finish().drugs}
-    assert by_id["bupropion"].brand_names == ["Wellbutrin", "Zyban"]  # Aplenzin: no name the lexicon links
+    # Aplenzin, which no lexicon links, follows a salt ("bupropion hydrochloride"), not the
+    # database's generic itself: not added
+    assert by_id["bupropion"].brand_names == ["Wellbutrin", "Zyban"]
     assert "wellbutrin" not in by_id["bupropion"].synonyms
     assert by_id["ezetimibe"].brand_names == ["Zetia"]
     # a salt of the generic is no brand, and a brand before the generic is not read this way
     assert by_id["cromolyn"].brand_names == [] and "cromolyn sodium" in by_id["cromolyn"].synonyms
+
+
+def test_a_name_no_source_links_becomes_a_brand_only_in_parentheses_right_after_one_generic():
+    b = CatalogBuilder(LEX)
+    for generic in ("phenytoin", "valsartan", "sacubitril", "bupropion", "naltrexone", "insulin", "spironolactone"):
+        b.drug(ParsedName(generic, [], []), "openstax-prototype")
+    b.definition_texts.append(
+        "Phenytoin (Dilantin) is the most prescribed hydantoin. "
+        "Sacubitril and valsartan (Entresto) treat heart failure. "
+        "Bupropion naltrexone (Contrave) is a combination. "
+        "Insulin (DailyMed, 2023) lowers glucose. "
+        "Spironolactone (Aldactone, 25 mg) is a diuretic. "
+        "Valsartan (Diovan) and valsartan (tablets) are listed.")
+    by_id = {d.drug_id: d for d in b.finish().drugs}
+    assert by_id["phenytoin"].brand_names == ["Dilantin"]
+    assert by_id["valsartan"].brand_names == ["Diovan"]  # "tablets": an English word, no brand
+    assert by_id["sacubitril"].brand_names == [] and by_id["naltrexone"].brand_names == []  # combinations'
+    assert by_id["insulin"].brand_names == []  # a citation
+    assert by_id["spironolactone"].brand_names == ["Aldactone"]  # the dose beside it is no name

@@ -55,3 +55,16 @@ def test_a_safety_entry_naming_nothing_said_yields_to_the_one_that_does():
     assert safety_sibling_first([warnings, entry(A.CONTRAINDICATIONS, 0.4)], 0.45)[0] is warnings  # neither does
     assert safety_sibling_first([warnings, entry(A.CONTRAINDICATIONS, 0.6, sibling="x")], 0.45)[0] is warnings
     assert safety_sibling_first([dose, contra], 0.45)[0] is dose  # only between the two safety entries
+
+
+def test_a_missing_kind_abstains_unless_a_near_item_may_answer():
+    from medground.drug_schema import AttributeType as A
+    from medground.reading.consult_settings import ConsultReplySettings
+    from medground.reading.consult_types import no_entry_relates
+
+    held = {A.ADVERSE_REACTIONS, A.WARNINGS}
+    shipped, near = ConsultReplySettings(), ConsultReplySettings(lacking_kind_near=True)
+    assert no_entry_relates(0.01, A.INTERACTIONS, held, 0.9, shipped, nearest=0.53)  # the kind asked is missing
+    assert not no_entry_relates(0.01, A.INTERACTIONS, held, 0.9, near, nearest=0.53)  # "5.7 Alcohol" may answer
+    assert no_entry_relates(0.01, A.INTERACTIONS, held, 0.9, near, nearest=0.3)  # nothing near
+    assert no_entry_relates(0.9, A.WARNINGS, held, 0.0, near, nearest=0.9)  # a kind no record answers

@@ -21,6 +21,7 @@ from pathlib import Path
 from medground.corpus.base import BadInputError
 from medground.corpus.drug_audit import is_partial_name
 from medground.corpus.drug_classes import caption_class, class_label, expand_abbreviation
+from medground.corpus.prose_brands import PAREN_AFTER, new_brands
 from medground.corpus.sentences import sentences_of
 from medground.drug_schema import (
     AttributeType,
@@ -108,16 +109,19 @@ class CatalogBuilder:
         """A lexicon synonym the book's prose names as the drug's brand becomes a brand: in
         parentheses right after the generic ("bupropion hydrochloride (Aplenzin, Wellbutrin,
         Zyban)") or after "brand name(s)" in a sentence naming the generic ("… with the brand name
-        Zetia"). Only names already linked to the drug change kind; none is added."""
+        Zetia"). A name no source links to any drug is added as a brand only from the first form
+        (:meth:`new_brands_from_prose`: "Phenytoin (Dilantin)", which no lexicon holds)."""
         owner: dict[str, Drug | None] = {}
         for d in self.drugs.values():
             for syn in d.synonyms:
                 key = normalize_name(syn)
                 owner[key] = d if owner.get(key, d) is d else None  # a name two drugs share: neither
+        known = {normalize_name(n) for d in self.drugs.values() for n in (d.generic_name, *d.brand_names, *d.synonyms)}
         for text in self.definition_texts:
             for sentence in sentences_of(text):
                 low = sentence.lower()
-                found = [(m.group(1).lower(), m.group(2)) for m in _PAREN_AFTER.finditer(sentence)]
+                found = [(m.group(1).lower(), m.group(2)) for m in PAREN_AFTER.finditer(sentence)]
+                self.new_brands_from_prose(sentence, known)
                 found += [(low, m.group(1)) for m in _BRAND_NAMED.finditer(sentence)]
                 for before, listed in found:
                     for name in (n.strip(" .") for n in re.split(r",|\band\b|\bor\b", listed)):
@@ -129,6 +133,14 @@ class CatalogBuilder:
                             self.add_brands(d, [name])
                             d.synonyms = [x for x in d.synonyms if normalize_name(x) != normalize_name(name)]
                             self.counts["brands_from_prose"] += 1
+
+    def new_brands_from_prose(self, sentence: str, known: set[str]) -> None:
+        """Names no source links to any drug, in parentheses right after one generic of the
+        database (corpus/prose_brands.py: "Phenytoin (Dilantin)"), become its brands."""
+        for drug, name in new_brands(sentence, self.drugs, known):
+            self.add_brands(drug, [name])
+            known.add(normalize_name(name))
+            self.counts["new_brands_from_prose"] += 1
 
     def add_table_classes(self) -> None:
         """A drug with no "Drug class" cell of its own takes the classes of the tables that list
@@ -333,7 +345,6 @@ def add_openstax_book(builder: CatalogBuilder, book_dir: Path) -> None:
 
 
 # "generic (Brand, Brand)" and "… brand name(s) Brand and Brand" in the book's prose
-_PAREN_AFTER = re.compile(r"([A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*)?)\s*\(([^()]{2,80})\)")
 _BRAND_NAMED = re.compile(r"brand names?\s+((?:[A-Z][\w-]*)(?:\s*(?:,|and|or)\s*[A-Z][\w-]*)*)")
 
 _FDA_SECTIONS = {"adverse reactions", "warnings and precautions", "boxed warnings"}

@@ -408,7 +408,8 @@ class ConsultReader:
         matched = distinct([m for m in best.items if m.answers(s.match_at)], [m.text for m in best.items])[: s.max_items]
         held, elsewhere = held_and_elsewhere(choices, drug.drug_id, p_type)
         top_type = max(p_type, key=p_type.get) if p_type else None
-        if not matched and no_entry_relates(p_none, top_type, held, elsewhere, s):
+        near = best.best.similarity if best.best is not None and not best.best.names_something_else else 0.0
+        if not matched and no_entry_relates(p_none, top_type, held, elsewhere, s, near):
             if s.record_class and not others and p_none < s.none_above and top_type is A.DRUG_CLASS \
                     and (facts := class_reply(drug)) is not None:
                 # the typer reads a class question (not "no record answers": the pill's looks, an

@@ -70,7 +70,8 @@ def outcome(sig: _Signals, s: ConsultReplySettings) -> tuple[str | None, str | N
         score = score + s.verify_weight * np.log(sig.p_verify + 1e-3)
     i = int(np.argmax(score))
     matched = sig.best_sim[i] >= s.match_at
-    abstain = not matched and no_entry_relates(sig.p_none, sig.top_type, sig.held, sig.p_elsewhere, s)
+    abstain = not matched and no_entry_relates(sig.p_none, sig.top_type, sig.held, sig.p_elsewhere, s,
+                                               float(sig.best_sim[i]))
     return sig.drugs[i], sig.types[i].value, abstain
 
 

@@ -207,5 +207,11 @@ class ConsultReplySettings(BaseModel):
     # although the typer put 0.86 on warnings.
     safety_siblings: bool = Field(True, description="a contraindications or warnings entry that names nothing said "
                                   "yields to the other one when that one names it (session 32)")
+    # The asked kind of entry is missing (the typer reads "Stendra + a few beers" as an interactions
+    # question; an FDA label holds only side effects, warnings and a boxed warning) but the best
+    # entry's best item is at least ``hedge_at`` near what was said ("5.7 Alcohol", 0.53): answer from
+    # it as a hedge instead of saying no entry covers the kind asked.
+    lacking_kind_near: bool = Field(False, description="a near item answers when the asked kind of entry is "
+                                    "missing (session 32, measured)")
     clinical_terms_max: int = Field(3, ge=1, le=8, description="terms kept from the LLM's list")
     clinical_terms_chars: int = Field(600, ge=40, description="characters of the patient's turns (the last ones) it reads")

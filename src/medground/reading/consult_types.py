@@ -87,12 +87,16 @@ def held_and_elsewhere(choices: Sequence[EntryChoice], subject_id: str, p_type: 
 
 
 def no_entry_relates(p_none: float, top_type: AttributeType | None, held: set[AttributeType], elsewhere: float,
-                     s: ConsultReplySettings) -> bool:
+                     s: ConsultReplySettings, nearest: float = 0.0) -> bool:
     """The abstention rule (when no item matched), shared by the reader and its fit: a question of
     a kind no record answers, or one that more likely asks for a kind of entry this drug does not
-    have (statin aches, and the only entry is the dose) — say so, do not quote the dose."""
-    return p_none >= s.none_above or (top_type is not None and top_type not in held
-                                      and elsewhere >= s.elsewhere_above)
+    have (statin aches, and the only entry is the dose) — say so, do not quote the dose. With
+    ``lacking_kind_near``, an entry whose best item is ``nearest`` ≥ ``hedge_at`` to what was said
+    still answers when the asked kind is missing (a label's "5.7 Alcohol" for "Stendra + a few beers")."""
+    if p_none >= s.none_above:
+        return True
+    lacking = top_type is not None and top_type not in held and elsewhere >= s.elsewhere_above
+    return lacking and not (s.lacking_kind_near and nearest >= s.hedge_at)
 
 
 SAFETY_PAIR = frozenset({A.CONTRAINDICATIONS, A.WARNINGS})

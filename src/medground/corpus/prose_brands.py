@@ -1,0 +1,53 @@
+"""Brands the pharmacology book names in its prose and no other source links to a drug:
+"Phenytoin (Dilantin) is the most prescribed …", "carbamide peroxide (Debrox)". The name lexicon
+(MedlinePlus, MedQuAD) lacks them, and a patient's "Dilantin" was read, through a fuzzy match, as
+"Dolantin" — a brand of meperidine. Read strictly, so that a citation, a dose, an abbreviation or a
+combination's brand is never taken for one drug's brand."""
+
+from __future__ import annotations
+
+import re
+
+from medground.corpus.english import is_english_word
+from medground.drug_schema import Drug, normalize_name
+
+# "generic (Brand, Brand)": one or two words, then a parenthesis
+PAREN_AFTER = re.compile(r"([A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*)?)\s*\(([^()]{2,80})\)")
+_YEAR = re.compile(r"\b(1[89]|20)\d\d\b")
+_JOINED = re.compile(r"(\band|/|-)\s*$")  # "sacubitril and valsartan (…)", "hydralazine/isosorbide (…)"
+_NAME = re.compile(r"[A-Z][a-z][A-Za-z-]{2,}")
+
+
+def drug_ending(words: str, drugs: dict[str, Drug]) -> Drug | None:
+    """The drug whose generic name ``words`` (lower case) is or ends with; the longest such name."""
+    best: Drug | None = None
+    for d in drugs.values():
+        g = d.generic_name
+        if len(g) >= 4 and (words == g or words.endswith(" " + g)) and (best is None or len(g) > len(best.generic_name)):
+            best = d
+    return best
+
+
+def new_brands(sentence: str, drugs: dict[str, Drug], known: set[str]) -> list[tuple[Drug, str]]:
+    """(drug, name) for each name in parentheses right after one generic of ``drugs`` that is in
+    no ``known`` (normalized) name: a capitalised word that is no English word and holds no digit;
+    not from a citation (a year in the parentheses: "(DailyMed, 2023)"); not after "and", a slash
+    or a second generic (a combination's brand, "Bupropion naltrexone (Contrave)", is not one
+    component's); not for a combination drug."""
+    out: list[tuple[Drug, str]] = []
+    for m in PAREN_AFTER.finditer(sentence):
+        listed, before = m.group(2), m.group(1).lower()
+        if _YEAR.search(listed) or _JOINED.search(sentence[max(0, m.start(1) - 6):m.start(1)]):
+            continue
+        if before.split()[0] in {"and", "or", "with"}:
+            continue
+        drug = drug_ending(before, drugs)
+        if drug is None or "/" in drug.generic_name:
+            continue
+        rest = before[: -len(drug.generic_name)].strip()
+        if rest and drug_ending(rest.split()[-1], drugs) is not None:
+            continue
+        for name in (n.strip(" .") for n in re.split(r",|\band\b|\bor\b", listed)):
+            if _NAME.fullmatch(name) and normalize_name(name) not in known and not is_english_word(name.lower()):
+                out.append((drug, name))
+    return out
