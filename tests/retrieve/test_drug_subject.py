@@ -217,3 +217,13 @@ def test_the_drug_the_question_sentence_names_is_the_subject(retriever):
     # "my Coumadin" (the patient's own) outweighs Advil named later, unless the question names Advil
     assert resolve_subjects(retriever, [turn], asked_weight=0.0)[0].drug_id == "warfarin"
     assert resolve_subjects(retriever, [turn])[0].drug_id == "ibuprofen"
+
+
+def test_a_subject_found_only_through_a_misspelling_says_what_it_was_read_as():
+    from medground.retrieve.drug_subject import Mention, Subject, read_as
+
+    fuzzy = Mention("meperidine", 0, 10, "dilantin", 0.63, how="fuzzy 'dilantin'→'dolantin' (88)")
+    exact = Mention("meperidine", 1, 0, "demerol", 1.0, how="exact brand 'demerol'")
+    assert read_as(Subject("meperidine", 1.0, [fuzzy])) == ("dilantin", "dolantin")
+    assert read_as(Subject("meperidine", 1.0, [fuzzy, exact])) is None  # named outright once: no note
+    assert read_as(Subject("meperidine", 1.0, [])) is None

@@ -59,6 +59,7 @@ class Mention:
     own: bool = False
     left: bool = False
     third_party: bool = False
+    how: str = ""  # the retriever's account: "exact brand 'zestril'", "fuzzy 'dilantin'→'dolantin' (88)"
 
 
 @dataclass(slots=True)
@@ -78,7 +79,8 @@ def mentions(retriever: DrugRetriever, turns: list[str]) -> list[Mention]:
             score = m.score
             out.append(Mention(m.drug_id, t, pos if pos >= 0 else len(low), m.span, score,
                                own=bool(_OWN.search(before)) and not _THIRD.search(before),
-                               left=bool(_LEFT.search(before)), third_party=bool(_THIRD.search(before))))
+                               left=bool(_LEFT.search(before)), third_party=bool(_THIRD.search(before)),
+                               how=m.how))
         # "my husband takes amlodipine and was just prescribed simvastatin": a drug named further
         # on in the same sentence, with no first person between, is the same person's
         here = sorted((m for m in out if m.turn == t), key=lambda m: m.position)
@@ -101,6 +103,18 @@ def mentions(retriever: DrugRetriever, turns: list[str]) -> list[Mention]:
 # What a drug named in the last turn's question sentences adds to its subject score (the drugrag
 # pipeline's ``asked_subject_weight``; session 29, dev 3 of 606 replies gained, 0 lost).
 ASKED_WEIGHT = 1.0
+
+
+_FUZZY = re.compile(r"fuzzy '([^']+)'→'([^']+)'")
+
+
+def read_as(subject: Subject) -> tuple[str, str] | None:
+    """(what the patient wrote, the database name it was read as) when every mention of the subject
+    is a fuzzy match of a misspelt or unknown name; None when it was named outright somewhere."""
+    fuzzy = [_FUZZY.match(m.how) for m in subject.mentions]
+    if not subject.mentions or not all(fuzzy):
+        return None
+    return fuzzy[0].group(1), fuzzy[0].group(2)
 
 
 def resolve_subjects(retriever: DrugRetriever, turns: list[str], *, asked_weight: float = ASKED_WEIGHT
