@@ -227,3 +227,16 @@ def test_a_subject_found_only_through_a_misspelling_says_what_it_was_read_as():
     assert read_as(Subject("meperidine", 1.0, [fuzzy])) == ("dilantin", "dolantin")
     assert read_as(Subject("meperidine", 1.0, [fuzzy, exact])) is None  # named outright once: no note
     assert read_as(Subject("meperidine", 1.0, [])) is None
+
+
+def test_the_note_names_what_was_written_and_the_drug_it_was_read_as():
+    from medground.retrieve.drug_subject import Mention, Subject, read_as_note
+
+    meperidine = Drug("meperidine", "meperidine", ["Demerol"], "Opioid")
+    fuzzy = Mention("meperidine", 0, 10, "dilantin", 0.63, how="fuzzy 'dilantin'→'dolantin' (88)")
+    assert read_as_note(Subject("meperidine", 1.0, [fuzzy]), meperidine) == \
+        " (I read “dilantin” as Dolantin, a name of Meperidine.)"
+    generic = Mention("meperidine", 0, 0, "meperidin", 0.9, how="fuzzy 'meperidin'→'meperidine' (95)")
+    assert read_as_note(Subject("meperidine", 1.0, [generic]), meperidine) == " (I read “meperidin” as Meperidine.)"
+    exact = Mention("meperidine", 0, 0, "demerol", 1.0, how="exact brand 'demerol'")
+    assert read_as_note(Subject("meperidine", 1.0, [exact]), meperidine) == ""

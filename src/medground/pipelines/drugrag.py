@@ -266,7 +266,7 @@ class DrugRagPipeline:
 
     def reply_to(self, dialogue: str, candidates: list[str], detail: ConsultDetail, tally: Tally) -> Answer:
         """The reply mode: no subject drug → the unknown-drug message or a question back."""
-        from medground.retrieve.drug_subject import co_named, named_before, user_turns
+        from medground.retrieve.drug_subject import co_named, named_before, read_as_note, user_turns
 
         turns = user_turns(dialogue) or [dialogue]
         if not candidates:
@@ -286,23 +286,10 @@ class DrugRagPipeline:
                   for c in r.ranked[:5]]
         said = ConsultReply(r.first_sentence, list(r.matched), list(r.quotes), round(r.p_none, 4), r.reason, ranked,
                             condition=r.condition, terms=list(r.terms))
-        return Answer(outcome=r.outcome, text=r.text + self.read_as_note(dialogue, subject), citations=r.citations,
-                      detail=replace(detail, reply=said))
-
-    def read_as_note(self, dialogue: str, subject_id: str | None) -> str:
-        """Where the subject was found only through a misspelling's nearest name, the reply says so:
-        "Dilantin", unknown to the database, was read as "Dolantin", a brand of meperidine — the
-        patient must be able to see which medicine was answered for."""
-        from medground.retrieve.drug_subject import read_as
-
-        subject = next((s for s in self.subjects(dialogue) if s.drug_id == subject_id), None)
-        got = read_as(subject) if subject is not None else None
-        if got is None:
-            return ""
-        drug = self.consult_reader().drugs.drugs[subject.drug_id]
-        written, name = got
-        also = "" if name == drug.generic_name.lower() else f", a name of {drug.display_name}"
-        return f" (I read “{written}” as {name.title()}{also}.)"
+        # a subject found only through a misspelling's nearest name says what it was read as
+        found = next((m for m in self.subjects(dialogue) if m.drug_id == subject), None)
+        note = read_as_note(found, reader.drugs.drugs[subject]) if found is not None else ""
+        return Answer(outcome=r.outcome, text=r.text + note, citations=r.citations, detail=replace(detail, reply=said))
 
     def support(self, dialogue: str, evidence: Evidence, tally: Tally) -> Support:
         """Which entry answers the consultation ("0" = none), from one forward pass."""

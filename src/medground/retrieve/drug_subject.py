@@ -117,6 +117,18 @@ def read_as(subject: Subject) -> tuple[str, str] | None:
     return fuzzy[0].group(1), fuzzy[0].group(2)
 
 
+def read_as_note(subject: Subject, drug) -> str:
+    """What a reply adds when its subject was found only through a misspelling's nearest name:
+    "Dilantin", unknown to the database, was read as "Dolantin", a brand of meperidine — the
+    patient must see which medicine was answered for. Empty when it was named outright."""
+    got = read_as(subject)
+    if got is None:
+        return ""
+    written, name = got
+    also = "" if name == drug.generic_name.lower() else f", a name of {drug.display_name}"
+    return f" (I read “{written}” as {name.title()}{also}.)"
+
+
 def resolve_subjects(retriever: DrugRetriever, turns: list[str], *, asked_weight: float = ASKED_WEIGHT
                      ) -> list[Subject]:
     """Drugs of the user turns ranked as the consultation's subject (best first). ``asked_weight``:
