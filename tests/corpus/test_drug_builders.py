@@ -58,3 +58,21 @@ def test_a_name_no_source_links_becomes_a_brand_only_in_parentheses_right_after_
     assert by_id["sacubitril"].brand_names == [] and by_id["naltrexone"].brand_names == []  # combinations'
     assert by_id["insulin"].brand_names == []  # a citation
     assert by_id["spironolactone"].brand_names == ["Aldactone"]  # the dose beside it is no name
+
+
+def test_a_combinations_brand_named_after_its_two_components_is_the_combinations():
+    b = CatalogBuilder(LEX)
+    for generic in ("valsartan", "sacubitril", "naltrexone", "bupropion"):
+        b.drug(ParsedName(generic, [], []), "openstax-prototype")
+    b.drug(ParsedName("sacubitril/valsartan", ["sacubitril", "valsartan"], []), "openstax-prototype")
+    b.drug(ParsedName("hydralazine/isosorbide dinitrate", ["hydralazine", "isosorbide dinitrate"], []),
+           "openstax-prototype")
+    b.definition_texts.append(
+        "There is only one medication in the ARNI class: sacubitril/valsartan (Entresto). "
+        "Hydralazine and isosorbide dinitrate (BiDil) are given together. "
+        "Bupropion naltrexone (Contrave) is a combination.")
+    by_id = {d.drug_id: d for d in b.finish().drugs}
+    assert by_id["sacubitril-valsartan"].brand_names == ["Entresto"]
+    assert by_id["hydralazine-isosorbide-dinitrate"].brand_names == ["BiDil"]
+    assert by_id["valsartan"].brand_names == [] and by_id["naltrexone"].brand_names == []
+    assert "Contrave" not in by_id["bupropion"].brand_names  # no combination record: Contrave is nobody's

@@ -28,25 +28,41 @@ def drug_ending(words: str, drugs: dict[str, Drug]) -> Drug | None:
     return best
 
 
+def combination_ending(text: str, drugs: dict[str, Drug]) -> Drug | None:
+    """The combination drug ("a/b") whose components ``text`` (lower case) ends with, joined by a
+    slash, "and", a hyphen or a space: "sacubitril/valsartan", "Hydralazine and isosorbide
+    dinitrate", "Bupropion naltrexone"."""
+    for d in drugs.values():
+        parts = d.generic_name.split("/")
+        if len(parts) != 2:
+            continue
+        a, b = (re.escape(p.strip()) for p in parts)
+        if re.search(rf"(?<![\w-]){a}\s*(?:/|-|\s+and\s+|\s+){b}$", text):
+            return d
+    return None
+
+
 def new_brands(sentence: str, drugs: dict[str, Drug], known: set[str]) -> list[tuple[Drug, str]]:
     """(drug, name) for each name in parentheses right after one generic of ``drugs`` that is in
     no ``known`` (normalized) name: a capitalised word that is no English word and holds no digit;
-    not from a citation (a year in the parentheses: "(DailyMed, 2023)"); not after "and", a slash
-    or a second generic (a combination's brand, "Bupropion naltrexone (Contrave)", is not one
-    component's); not for a combination drug."""
+    not from a citation (a year in the parentheses: "(DailyMed, 2023)"). After a combination's two
+    components ("sacubitril/valsartan (Entresto)", "Bupropion naltrexone (Contrave)") it is the
+    combination's brand, never one component's."""
     out: list[tuple[Drug, str]] = []
     for m in PAREN_AFTER.finditer(sentence):
         listed, before = m.group(2), m.group(1).lower()
-        if _YEAR.search(listed) or _JOINED.search(sentence[max(0, m.start(1) - 6):m.start(1)]):
+        if _YEAR.search(listed):
             continue
-        if before.split()[0] in {"and", "or", "with"}:
-            continue
-        drug = drug_ending(before, drugs)
-        if drug is None or "/" in drug.generic_name:
-            continue
-        rest = before[: -len(drug.generic_name)].strip()
-        if rest and drug_ending(rest.split()[-1], drugs) is not None:
-            continue
+        drug = combination_ending(sentence[: m.end(1)].lower(), drugs)
+        if drug is None:
+            if _JOINED.search(sentence[max(0, m.start(1) - 6):m.start(1)]) or before.split()[0] in {"and", "or", "with"}:
+                continue
+            drug = drug_ending(before, drugs)
+            if drug is None or "/" in drug.generic_name:
+                continue
+            rest = before[: -len(drug.generic_name)].strip()
+            if rest and drug_ending(rest.split()[-1], drugs) is not None:
+                continue
         for name in (n.strip(" .") for n in re.split(r",|\band\b|\bor\b", listed)):
             if _NAME.fullmatch(name) and normalize_name(name) not in known and not is_english_word(name.lower()):
                 out.append((drug, name))
