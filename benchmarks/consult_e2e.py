@@ -247,11 +247,18 @@ def written_items(split: str, path: Path = WRITTEN, prefix: str = "consult-writt
 
 
 def _exact_drug(retriever, name: str) -> tuple[str | None, set[str]]:
-    """The database drug ``name`` names exactly (generic or brand), and the attribute types it holds."""
-    exact = [m for m in retriever.find_drugs(name) if m.how.startswith("exact")]
-    if not exact:
+    """The database drug ``name`` names exactly (generic or brand), and the attribute types it holds.
+    A generic name equal to the writer's comes first: the name search reads "hydralazine/isosorbide
+    dinitrate" as its component isosorbide dinitrate (session 32: one apart6 item had been scored
+    unanswerable so)."""
+    from medground.drug_schema import normalize_name
+
+    key = normalize_name(name)
+    same = [d.drug_id for d in retriever.drugs.values() if normalize_name(d.generic_name) == key]
+    exact = [m.drug_id for m in retriever.find_drugs(name) if m.how.startswith("exact")]
+    if not same and not exact:
         return None, set()
-    drug = exact[0].drug_id
+    drug = (same or exact)[0]
     return drug, {a.type.value for a in retriever.attributes if a.drug_id == drug}
 
 
