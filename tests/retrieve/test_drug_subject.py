@@ -240,3 +240,10 @@ def test_the_note_names_what_was_written_and_the_drug_it_was_read_as():
     assert read_as_note(Subject("meperidine", 1.0, [generic]), meperidine) == " (I read “meperidin” as Meperidine.)"
     exact = Mention("meperidine", 0, 0, "demerol", 1.0, how="exact brand 'demerol'")
     assert read_as_note(Subject("meperidine", 1.0, [exact]), meperidine) == ""
+
+
+def test_a_person_noun_right_before_the_name_names_the_product_not_its_owner(retriever):
+    # "a baby aspirin" is low-dose aspirin, the patient's own; "her Advil" stays hers
+    assert co_named(retriever, ["I'm on Coumadin and take a baby Advil daily. Is that ok?"], "warfarin") == ["ibuprofen"]
+    assert co_named(retriever, ["I'm on Coumadin. My wife takes her Advil daily, is that ok?"], "warfarin") == []
+    assert co_named(retriever, ["I'm on Coumadin and my baby takes Advil. Is that ok?"], "warfarin") == []

@@ -32,6 +32,7 @@ _THIRD = re.compile(r"\b(husband|wife|partner|sister|brother|mother|mom|mum|mumm
                     r"son|daughter|child|children|kids?|baby|toddler|teenager|boyfriend|girlfriend|fianc[ée]e?|"
                     r"friend|neighbou?r|aunt|uncle|cousin|niece|nephew|nan|nana|gran|granny|grand\w+|"
                     r"step\w+|parents?|in-laws?|roommate|flatmate|he|him|his|she|her|they|them|their)\b(?:(?!\b(?:i|i'm|me|my)\b)[^.?!]){0,30}$")
+_PRODUCT_MODIFIER = re.compile(r"\b(baby|infant|child|children|kids?|adult|junior)\s+$")
 # The patient means to take a relative's medicine ("my wife has a bottle of ibuprofen … can I take
 # those with my lithium?"): when the drug named last before it is a relative's, it becomes the
 # patient's own.
@@ -76,6 +77,9 @@ def mentions(retriever: DrugRetriever, turns: list[str]) -> list[Mention]:
         for m in retriever.find_drugs(text):
             pos = low.find(m.span)
             before = low[max(0, pos - 40):pos] if pos >= 0 else ""
+            # a person noun right before the name, no possessive, names the product, not its
+            # owner: "a baby aspirin" is low-dose aspirin (a pronoun, "her aspirin", still owns it)
+            before = _PRODUCT_MODIFIER.sub(" ", before)
             score = m.score
             out.append(Mention(m.drug_id, t, pos if pos >= 0 else len(low), m.span, score,
                                own=bool(_OWN.search(before)) and not _THIRD.search(before),
