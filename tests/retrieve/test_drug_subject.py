@@ -247,3 +247,16 @@ def test_a_person_noun_right_before_the_name_names_the_product_not_its_owner(ret
     assert co_named(retriever, ["I'm on Coumadin and take a baby Advil daily. Is that ok?"], "warfarin") == ["ibuprofen"]
     assert co_named(retriever, ["I'm on Coumadin. My wife takes her Advil daily, is that ok?"], "warfarin") == []
     assert co_named(retriever, ["I'm on Coumadin and my baby takes Advil. Is that ok?"], "warfarin") == []
+
+
+def test_a_drug_the_lexicon_knows_is_never_read_as_the_nearest_name_of_another(retriever, monkeypatch):
+    from medground.drug_schema import NameLexicon
+    from medground.retrieve import drugs as drug_retrieval
+
+    lexicon = NameLexicon({"warfarine": ["warfarin"], "warfarinol": ["warfarinol"]}, set())
+    monkeypatch.setattr(drug_retrieval, "_drug_name_lexicon", lambda: lexicon)
+    assert retriever.names_another_drug("warfarinol", "warfarin")  # a drug of its own the database lacks
+    assert not retriever.names_another_drug("warfarine", "warfarin")  # the lexicon's variant of the same drug
+    assert not retriever.names_another_drug("warfarn", "warfarin")  # a misspelling the lexicon does not know
+    assert [m.drug_id for m in retriever.find_drugs("can I take warfarinol?")] == []
+    assert [m.drug_id for m in retriever.find_drugs("can I take warfarn?")] == ["warfarin"]

@@ -10,6 +10,7 @@ attribute texts. As in RagPULSE, an LLM can call it with distilled keywords.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -103,6 +104,14 @@ class DrugRetrieverSettings(BaseModel):
     intent_top: int = Field(2, ge=1, description="learned types tried, weighted by probability")
 
 
+@lru_cache(maxsize=1)
+def _drug_name_lexicon():
+    """The drug-name lexicon (the optional ``drugs`` extra; empty without it)."""
+    from medground.drug_schema import load_drug_ner_lexicon
+
+    return load_drug_ner_lexicon()
+
+
 def _tokens(text: str) -> list[str]:
     return re.findall(r"[a-z0-9][a-z0-9\-']*", normalize_name(text))
 
@@ -168,6 +177,17 @@ class DrugRetriever:
             out[word] = names[:n]
         return out
 
+    def names_another_drug(self, span: str, near: str) -> bool:
+        """``span`` is a drug's own name in the name lexicon, and not a name of the drug(s) that the
+        database name ``near`` belongs to: a drug the database lacks ("hydrocodone", nearest name
+        "hydrocortisone"), never to be read as its nearest name."""
+        lex = _drug_name_lexicon()
+        canon = lex.variant_to_canonical.get(normalize_name(span), []) if lex else []
+        if not canon:
+            return False
+        owners = {self.drugs[d].generic_name for d, _ in self.names.get(near, []) if d in self.drugs}
+        return not any(c in owners or any(c in o.split("/") for o in owners) for c in canon)
+
     def is_common(self, word: str) -> bool:
         """An ordinary word (a stop word, or its stem in enough attribute texts) and not a name."""
         return word not in self.names and (word in _STOP or self._stemmer.stemWord(word) in self._common_stems)
@@ -231,6 +251,8 @@ class DrugRetriever:
                     slip = process.extractOne(span, pool, scorer=OSA.distance, score_cutoff=1)
                     if slip:
                         best = (slip[0], 100.0 * (1 - 1 / max(len(span), len(slip[0]))), slip[2])
+                if best and self.names_another_drug(span, best[0]):
+                    continue  # "hydrocodone" is a drug the database lacks, not a misspelt hydrocortisone
                 if best and all(_english_word(w) for w in span_words):
                     # an ordinary word is a misspelt name only when nothing else names a drug:
                     # "singular 10 mg" is Singulair, "my grandpa is on morphine" names no Grandipam
