@@ -136,12 +136,14 @@ class DrugRagPipeline:
             return []
         return resolve_subjects(drugs, user_turns(dialogue), asked_weight=self.settings.asked_subject_weight)
 
-    def distill(self, dialogue: str, tally: Tally) -> tuple[Query, str | None, ConsultDetail]:
+    def distill(self, dialogue: str, tally: Tally, subjects: list | None = None
+                ) -> tuple[Query, str | None, ConsultDetail]:
         """The tool call's query, the failure (if any) and what was done to the call (the detail's
-        ``candidates``, ``query_mode``, ``repaired``, ``model_keywords``)."""
+        ``candidates``, ``query_mode``, ``repaired``, ``model_keywords``); ``subjects``: the
+        dialogue's resolved subjects when the caller has them already."""
         from medground.retrieve.drug_subject import repair_keywords, subject_name
 
-        subjects = self.subjects(dialogue)
+        subjects = self.subjects(dialogue) if subjects is None else subjects
         if self.settings.query == "subject" and subjects:
             from medground.retrieve.drug_subject import subject_query, user_turns
 
@@ -199,12 +201,13 @@ class DrugRagPipeline:
     def answer(self, question: Question) -> Answer:
         started, tally = time.perf_counter(), Tally()
         dialogue, dropped = self.fit(dialogue_of(question))
-        query, failure, info = self.distill(dialogue, tally)
+        subjects = self.subjects(dialogue)  # resolved once: the distiller and the reply's note read them
+        query, failure, info = self.distill(dialogue, tally, subjects)
         search = SearchCall(query.text)
         detail = replace(info, search=search, distill_failure=failure, dropped_turns=dropped or None,
                          tool_call=None if info.query_mode == "subject" else ToolCall(search))
         if self.settings.answer == "reply" and not question.is_multiple_choice:
-            answer = self.reply_to(dialogue, info.candidates or [], detail, tally)
+            answer = self.reply_to(dialogue, info.candidates or [], detail, tally, subjects)
             answer.queries = [query]
             return tally.finish(answer, started)
         unknown = None if info.candidates else self.unknown_drug(query.text, detail)
@@ -264,8 +267,10 @@ class DrugRagPipeline:
         <condition>?", one forward pass (0 when no yes/no is among the top tokens)."""
         return yes_probabilities(self.llm, "condition_check", [{"said": said, "drug": drug, "condition": condition}])[0]
 
-    def reply_to(self, dialogue: str, candidates: list[str], detail: ConsultDetail, tally: Tally) -> Answer:
-        """The reply mode: no subject drug → the unknown-drug message or a question back."""
+    def reply_to(self, dialogue: str, candidates: list[str], detail: ConsultDetail, tally: Tally,
+                 subjects: list | None = None) -> Answer:
+        """The reply mode: no subject drug → the unknown-drug message or a question back.
+        ``subjects``: the dialogue's resolved subjects (retrieve/drug_subject.resolve_subjects)."""
         from medground.retrieve.drug_subject import co_named, named_before, read_as_note, user_turns
 
         turns = user_turns(dialogue) or [dialogue]
@@ -287,7 +292,8 @@ class DrugRagPipeline:
         said = ConsultReply(r.first_sentence, list(r.matched), list(r.quotes), round(r.p_none, 4), r.reason, ranked,
                             condition=r.condition, terms=list(r.terms))
         # a subject found only through a misspelling's nearest name says what it was read as
-        found = next((m for m in self.subjects(dialogue) if m.drug_id == subject), None)
+        found = next((m for m in (self.subjects(dialogue) if subjects is None else subjects)
+                      if m.drug_id == subject), None)
         note = read_as_note(found, reader.drugs.drugs[subject]) if found is not None else ""
         return Answer(outcome=r.outcome, text=r.text + note, citations=r.citations, detail=replace(detail, reply=said))
 
