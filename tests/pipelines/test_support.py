@@ -344,3 +344,26 @@ def test_an_answer_whose_citation_was_cut_with_its_restatement_still_cites_its_p
                        text="The most common sites for disc herniation are the L4/L5 or L5/S1 discs.")
     got = with_support_quote("Herniation is most common at L4/L5 or L5/S1.", passage, exclude="", budget=60)
     assert got.startswith("Herniation is most common at L4/L5 or L5/S1 [2]. Book / Spine / Discs: \u201cThe most")
+
+
+def test_a_stated_cause_must_be_the_cited_passages_own():
+    from medground.reading.support import split_supported, stated_causes
+
+    q = "Why do people with uncontrolled diabetes pee so much?"
+    source = "Uncontrolled diabetes can also lead to a dangerous form of metabolic acidosis called ketoacidosis."
+    # the session-32 own-words probe: the aside after ", which" is the cited sentence, the cause is not
+    # in it; the whole sentence's term share alone let it pass
+    answer = ("People with uncontrolled diabetes pee so much because their blood sugar levels are high, which can "
+              "lead to a dangerous form of metabolic acidosis called ketoacidosis [3].")
+    assert stated_causes(answer) == ["their blood sugar levels are high"]
+    assert split_supported(answer, source, exclude=[q], clauses=True) == ([], [answer])
+    # a cause the passage states passes, even in the question's own words
+    stated = "Glucose in the urine draws water with it, so people with uncontrolled diabetes urinate often."
+    good = "People with uncontrolled diabetes urinate often because glucose in the urine draws water with it [2]."
+    assert split_supported(good, stated, exclude=[q]) == ([good], [])
+    asked = "Is polyuria in diabetes due to glucose in the urine?"
+    claim = "Polyuria is due to glucose in the urine [1]."
+    assert split_supported(claim, "In diabetes, glucose in the urine causes polyuria.", exclude=[asked])[1] == []
+    assert split_supported(claim, "Polyuria is common in diabetes.",
+                           exclude=[asked])[1] != []  # the question proposed the cause; the passage must state it
+    assert stated_causes("Take it with food; it is safe.") == []

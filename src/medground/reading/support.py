@@ -79,6 +79,24 @@ def passage_support(llm: LLM, evidence: Evidence, prompt: str, **values: str) ->
 # Y"), nor "but", "unless", "however" (cutting those turns "safe, but not in pregnancy" into "safe").
 _CLAUSE_BREAK = re.compile(r",\s+(?=which\s)")
 
+# A causal connective: what follows it is the claimed cause, the answer to a "why" question. The
+# whole-sentence share can pass on the effect and a supported aside alone ("X happens because
+# <unstated cause>, which can lead to <the cited sentence>"), so the cause is checked by itself.
+_CAUSE = re.compile(r"\b(?:because(?:\s+of)?|due\s+to|caused\s+by|as\s+a\s+result\s+of|owing\s+to|"
+                    r"results?\s+from|resulting\s+from)\s+", re.IGNORECASE)
+_CAUSE_END = re.compile(r",\s+(?:which|and|but|so)\s|;|\.(?:\s|$)|\[\d")
+
+
+def stated_causes(sentence: str) -> list[str]:
+    """The causes a sentence claims: the words after each causal connective, up to the clause's end
+    (a ", which" aside, a ";", the sentence's full stop or its citation)."""
+    causes = []
+    for m in _CAUSE.finditer(sentence):
+        rest = sentence[m.end():]
+        end = _CAUSE_END.search(rest)
+        causes.append(rest[:end.start()] if end else rest)
+    return causes
+
 
 @functools.cache
 def asking_stems() -> frozenset[str]:
@@ -98,7 +116,9 @@ def split_supported(answer: str, source_text: str, *, exclude: Sequence[str] = (
 
     The terms of ``exclude`` (the question, the drug's names) and of ``FRAMING`` are ignored:
     restating the question or naming the kind of fact asked about is no claim. A sentence with no
-    content term left ("Consult your doctor.") makes no claim and is kept.
+    content term left ("Consult your doctor.") makes no claim and is kept. A cause the sentence
+    states ("… because Y", "… due to Y"; ``stated_causes``) must also reach ``min_share`` on its
+    own, the question's words counted.
 
     With ``clauses``, an unsupported sentence keeps its longest supported part before a ", which"
     clause that makes a claim ("X is epinephrine, which is inhaled." → "X is epinephrine."); the
@@ -113,12 +133,20 @@ def split_supported(answer: str, source_text: str, *, exclude: Sequence[str] = (
     def content(text: str) -> list[str]:
         return [t for t in tok.tokenize(CITATION_MARK.sub(" ", text)) if t not in ignore]
 
-    def supported(terms: list[str]) -> bool:
+    def share_supported(terms: list[str]) -> bool:
         return not terms or sum(t in source for t in terms) / len(terms) >= min_share
 
+    def cause_terms(cause: str) -> list[str]:
+        # the question's words count here: a cause the question proposes must be the source's too
+        return [t for t in tok.tokenize(CITATION_MARK.sub(" ", cause)) if t not in framing]
+
+    def supported(text: str) -> bool:
+        return share_supported(content(text)) and all(share_supported(cause_terms(c)) for c in stated_causes(text))
+
+    framing = {t for t in tok.tokenize(FRAMING)}
     kept, dropped = [], []
     for sentence in answer_sentences(answer):
-        if supported(content(sentence)):
+        if supported(sentence):
             kept.append(sentence)
             continue
         lead = _leading_clauses(sentence, content, supported) if clauses else None
@@ -138,8 +166,7 @@ def _leading_clauses(sentence: str, content, supported) -> tuple[str, str] | Non
               if sentence.count("[", 0, m.start()) == sentence.count("]", 0, m.start())]  # not inside [n]
     for cut in reversed(breaks):
         head = sentence[:cut].rstrip(" ,")
-        terms = content(head)
-        if terms and supported(terms):
+        if content(head) and supported(head):
             return f"{head}.", sentence[cut:].lstrip(" ,")
     return None
 
