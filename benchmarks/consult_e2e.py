@@ -17,6 +17,8 @@ benchmarks/results/consult.json; imports only the package.
                      read first by the shipped reply and the word-gram typer, both unseen)
           apart6     benchmarks/data/consult_apart6.jsonl (session 32; development only, 60 items, 54 of
                      55 drugs new to the sets written apart; read first by the session-32 reply)
+          apart7     benchmarks/data/consult_apart7.jsonl (session 33; development only, 60 items, 55
+                     drugs new to the sets written apart; read by the session's first and last reply only)
           Per set: the reply's cited entry right at drug and drug + attribute level, rubric checks
           (first sentence names the asked item when the entry has it; yes/no agrees with the
           entry; no quoted text outside the cited entries), wrong and right abstention, seconds.
@@ -51,6 +53,7 @@ APART3 = ROOT / "benchmarks" / "data" / "consult_apart3.jsonl"  # session 29: de
 APART4 = ROOT / "benchmarks" / "data" / "consult_apart4.jsonl"  # session 30: test only
 APART5 = ROOT / "benchmarks" / "data" / "consult_apart5.jsonl"  # session 31: development only
 APART6 = ROOT / "benchmarks" / "data" / "consult_apart6.jsonl"  # session 32: development only
+APART7 = ROOT / "benchmarks" / "data" / "consult_apart7.jsonl"  # session 33: development only
 # Which entries (and items) answer each written dialogue, labelled blind to any reply (consult_written.md)
 ENTRY_LABELS = [ROOT / "benchmarks" / "data" / "consult_written_entries.jsonl",
                 ROOT / "benchmarks" / "data" / "consult_conditions_entries.jsonl"]
@@ -347,6 +350,7 @@ def load_sets(names: list[str], split: str, n: int) -> dict[str, list[dict]]:
               "apart4": lambda: apart_items(split, store, APART4, "test"),
               "apart5": lambda: apart_items(split, store, APART5, "dev"),
               "apart6": lambda: apart_items(split, store, APART6, "dev"),
+              "apart7": lambda: apart_items(split, store, APART7, "dev"),
               "generated": lambda: generated_items(split)}
     out = {}
     for name in names:

@@ -104,7 +104,7 @@ def make_chunk_id(source_path: str, section_path: tuple[str, ...], text: str, or
 
 
 QueryKind = Literal[
-    "original", "rewrite", "expansion", "keywords", "followup", "distilled", "augmented", "option", "synonyms"
+    "original", "rewrite", "expansion", "keywords", "followup", "distilled", "augmented", "option", "synonyms", "lay"
 ]
 
 

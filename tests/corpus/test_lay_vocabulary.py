@@ -75,3 +75,16 @@ def test_an_equivalent_is_each_others_most_frequent_partner():
     # the longest phrase that has one wins over its words
     assert v.equivalents("Is salt bad with high blood pressure?") == {"salt": "sodium",
                                                                       "high blood pressure": "hypertension"}
+
+
+def test_book_words_only_for_a_phrase_the_corpus_hardly_uses():
+    v = LayVocabulary()
+    v.add("pee", "urinate", 3)
+    v.add("child", "childhood interstitial lung disease", 5)  # a mined pair the corpus must not follow
+    v.add("salt", "sodium", 7)
+    chunks = {"pee": 0, "urinate": 502, "child": 354, "childhood interstitial lung disease": 80,
+              "salt": 195, "sodium": 452}
+    found = v.book_words("Why does my child pee so much after salt?", chunks.get, 15_000)
+    assert found == {"pee": "urinate"}  # "child" and "salt" are the books' own words already
+    # an equivalent the corpus uses no more than the phrase itself finds nothing new
+    assert v.book_words("pee", {"pee": 0, "urinate": 5}.get, 15_000) == {}

@@ -2,6 +2,7 @@
 answering item is in the source the writer cites, verbatim."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,8 @@ def rows(name: str) -> list[dict]:
 
 @pytest.mark.parametrize("name,n", [("consult_apart.jsonl", 40), ("consult_apart2.jsonl", 48),
                                     ("consult_apart3.jsonl", 60), ("consult_apart4.jsonl", 50),
-                                    ("consult_apart5.jsonl", 60), ("consult_apart6.jsonl", 60)])
+                                    ("consult_apart5.jsonl", 60), ("consult_apart6.jsonl", 60),
+                                    ("consult_apart7.jsonl", 60)])
 def test_shape(name, n):
     data = rows(name)
     assert len(data) == n and len({d["id"] for d in data}) == n
@@ -29,11 +31,14 @@ def test_shape(name, n):
 
 
 @pytest.mark.parametrize("name", ["consult_apart2.jsonl", "consult_apart3.jsonl", "consult_apart4.jsonl",
-                                  "consult_apart5.jsonl", "consult_apart6.jsonl"])
+                                  "consult_apart5.jsonl", "consult_apart6.jsonl",
+                                  "consult_apart7.jsonl"])
 def test_every_answer_item_is_in_its_cited_source(shared_data, name):
     for d in rows(name):
         if not d["answer_item"]:
             continue
         path = shared_data / d["source"].split(" — ")[0].strip()
-        text = " ".join(path.read_text(encoding="utf-8").lower().split())  # a line break inside an item
-        assert " ".join(d["answer_item"].lower().split()) in text, d["id"]
+        raw = path.read_text(encoding="utf-8").lower()
+        item = " ".join(d["answer_item"].lower().split())  # a line break inside an item
+        # markup inside an item ("<emphasis>Week 2:</emphasis> 1 tablet …") is not the item's words
+        assert item in " ".join(raw.split()) or item in " ".join(re.sub(r"<[^>]+>", " ", raw).split()), d["id"]

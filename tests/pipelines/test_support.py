@@ -367,3 +367,21 @@ def test_a_stated_cause_must_be_the_cited_passages_own():
     assert split_supported(claim, "Polyuria is common in diabetes.",
                            exclude=[asked])[1] != []  # the question proposed the cause; the passage must state it
     assert stated_causes("Take it with food; it is safe.") == []
+
+
+def test_lay_query_adds_the_books_word_for_a_lay_phrase(tiny_chunks, monkeypatch):
+    from medground.corpus.lay_vocabulary import LayVocabulary
+    from medground.pipelines import base
+
+    vocab = LayVocabulary()
+    vocab.add("pee", "diuretic", 3)
+    # the tiny corpus is too small for book_words' shares (tested in tests/corpus): count in it directly
+    monkeypatch.setattr(vocab, "book_words", lambda text, doc_freq, n: {
+        p: o for p, o in vocab.equivalents(text).items() if doc_freq(p) == 0 and doc_freq(o)})
+    monkeypatch.setattr(base, "lay_vocabulary", lambda: vocab)
+    q = Question(qid="l1", dataset="unit", question="Which pill makes me pee a lot?")
+    llm = ScriptedLLM([])
+    on = RagPipeline(llm, _engine(tiny_chunks), ReaderSettings(lay_query=True)).queries(q, None)
+    assert [x.kind for x in on] == ["original", "lay"] and on[1].text.endswith("(diuretic)")
+    off = RagPipeline(llm, _engine(tiny_chunks), ReaderSettings()).queries(q, None)
+    assert [x.kind for x in off] == ["original"]

@@ -24,7 +24,7 @@ import json
 import logging
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -162,6 +162,21 @@ class LayVocabulary:
                 if (other := self.equivalent(phrase, min_votes)) is not None:
                     out[phrase] = other
                     taken.update(range(i, i + n))
+        return out
+
+    def book_words(self, text: str, doc_freq: Callable[[str], int | None], n_docs: int,
+                   max_share: float = 0.002, ratio: float = 10.0) -> dict[str, str]:
+        """The :meth:`equivalents` of ``text`` that a corpus can find where the phrase itself is not:
+        the phrase is in under ``max_share`` of its chunks and its equivalent in ``ratio`` times as
+        many ("pee": 0 chunks of the textbooks, "urinate": 502; "shot" 15, "injection" 300). A word
+        the corpus uses already ("child", "heart") keeps its own retrieval, whatever it pairs with."""
+        out = {}
+        for phrase, other in self.equivalents(text).items():
+            ours, theirs = doc_freq(phrase), doc_freq(other)
+            if ours is None or theirs is None:
+                continue
+            if ours <= max_share * n_docs and theirs >= ratio * max(ours, 1):
+                out[phrase] = other
         return out
 
     def to_json(self) -> dict:

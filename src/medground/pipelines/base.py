@@ -87,7 +87,7 @@ def sentence_similarity(engine: RetrievalEngine):
 
 
 @functools.lru_cache(maxsize=1)
-def _lay_vocabulary():
+def lay_vocabulary():
     from medground.corpus.lay_vocabulary import load_vocabulary
 
     return load_vocabulary()
@@ -96,4 +96,4 @@ def _lay_vocabulary():
 def lay_equivalents(text: str) -> dict[str, str]:
     """What the sources also call the phrases of ``text`` (the data directory's lay vocabulary,
     mined once and cached in the home; empty when the data has no consumer-health source)."""
-    return _lay_vocabulary().equivalents(text)
+    return lay_vocabulary().equivalents(text)

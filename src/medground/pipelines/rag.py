@@ -79,6 +79,17 @@ class RagPipeline:
                 log.warning("freetext_entity_max_df is set but the retrieval has no bm25 index: no entity check")
         return self._gate
 
+    def book_words(self, text: str) -> dict[str, str]:
+        """The lay phrases of ``text`` the books hardly use, mapped to the words they use instead
+        (corpus/lay_vocabulary.py ``book_words``); empty without a BM25 index to count them in."""
+        from medground.pipelines.base import lay_vocabulary
+
+        index = getattr(self.engine.retriever("bm25"), "index", None)
+        if index is None:
+            log.warning("lay_query is set but the retrieval has no bm25 index: no lay query")
+            return {}
+        return lay_vocabulary().book_words(text, index.doc_freq, len(index))
+
     def naming_entities(self, question: Question):
         """With ``freetext_entity_passages`` on, for a free-text question: ranked passages → whether
         each names every specific entity of the question (heading and text, as the entity check
@@ -101,6 +112,10 @@ class RagPipeline:
             names = gate.other_names(question.question) if gate is not None else []
             if names:
                 queries.append(Query(f"{question.question.strip()} ({'; '.join(names)})", "synonyms"))
+        if self.reader.lay_query and not question.is_multiple_choice:
+            said = self.book_words(question.question)
+            if said:
+                queries.append(Query(f"{question.question.strip()} ({'; '.join(dict.fromkeys(said.values()))})", "lay"))
         if self.reformulate:
             with tally.stage("reformulate"):
                 msgs = prompts.messages("reformulate", question=question.question.strip(),

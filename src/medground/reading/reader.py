@@ -78,6 +78,9 @@ class ReaderSettings(BaseModel):
     # database's generic and brand names), so "Tylenol" also finds the book's "acetaminophen".
     # Needs the entity check's data (``freetext_entity_max_df`` names what is specific).
     synonym_query: bool = False
+    # Free text: one more query, the question with what the consumer-health sources also call its
+    # lay phrases ("pee" → urinate; corpus/lay_vocabulary.py), so the book's clinical words are found.
+    lay_query: bool = False
     # ... and weigh the letter read against a per-option check that shows no letters (P(yes)
     # that option X is correct, over one cached prefix): w·log p_check + (1 − w)·log p_letters.
     check_weight: float = Field(0.0, ge=0.0, le=1.0)
