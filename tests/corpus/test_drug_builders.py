@@ -32,9 +32,8 @@ def test_a_synonym_the_books_prose_names_as_a_brand_becomes_one():
         "Ezetimibe is available as a single-drug tablet with the brand name Zetia. "
         "A prototype table features Intal (cromolyn sodium).")
     by_id = {d.drug_id: d for d in b.finish().drugs}
-    # Aplenzin, which no lexicon links, follows a salt ("bupropion hydrochloride"), not the
-    # database's generic itself: not added
-    assert by_id["bupropion"].brand_names == ["Wellbutrin", "Zyban"]
+    # Aplenzin, which no lexicon links, follows the generic's salt ("bupropion hydrochloride"): its brand too
+    assert by_id["bupropion"].brand_names == ["Aplenzin", "Wellbutrin", "Zyban"]
     assert "wellbutrin" not in by_id["bupropion"].synonyms
     assert by_id["ezetimibe"].brand_names == ["Zetia"]
     # a salt of the generic is no brand, and a brand before the generic is not read this way
@@ -76,3 +75,15 @@ def test_a_combinations_brand_named_after_its_two_components_is_the_combinations
     assert by_id["hydralazine-isosorbide-dinitrate"].brand_names == ["BiDil"]
     assert by_id["valsartan"].brand_names == [] and by_id["naltrexone"].brand_names == []
     assert "Contrave" not in by_id["bupropion"].brand_names  # no combination record: Contrave is nobody's
+
+
+def test_a_salts_brand_is_the_generics_but_a_capitalised_descriptor_is_no_brand():
+    b = CatalogBuilder(LEX)
+    for generic in ("ergotamine", "timolol"):
+        b.drug(ParsedName(generic, [], []), "openstax-prototype")
+    b.definition_texts.append("The most common ergot alkaloid is ergotamine tartrate (Cafergot).")
+    # a title's descriptor, written in lower case in the prose: never a brand
+    b.definition_texts.append("Timolol Hydrochloride (Nonselective). Timolol is a nonselective beta blocker.")
+    by_id = {d.drug_id: d for d in b.finish().drugs}
+    assert by_id["ergotamine"].brand_names == ["Cafergot"]
+    assert by_id["timolol"].brand_names == []

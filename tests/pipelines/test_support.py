@@ -155,7 +155,7 @@ def test_an_uncited_answer_is_attributed_to_the_passage_that_supports_it_not_to_
     right = ScriptedLLM(lambda u, k: "Giving pyridoxine (vitamin B6) prevents it. It also cures everything else "
                                      "known to medicine.", letter_logprobs=numbers)
     ans = RagPipeline(right, _engine(tiny_chunks), ReaderSettings(freetext_answer="checked")).answer(Q)
-    assert ans.text == "Giving pyridoxine (vitamin B6) prevents it. [1] " + TB_QUOTE
+    assert ans.text == "Giving pyridoxine (vitamin B6) prevents it [1]. " + TB_QUOTE
     assert [c.number for c in ans.citations] == [1] and "pyridoxine" in ans.citations[0].text
     assert ans.metadata["attributed_to"] == 1 and "extractive" not in ans.metadata
     assert ans.metadata["dropped_sentences"] == ["It also cures everything else known to medicine."]
@@ -385,3 +385,21 @@ def test_lay_query_adds_the_books_word_for_a_lay_phrase(tiny_chunks, monkeypatch
     assert [x.kind for x in on] == ["original", "lay"] and on[1].text.endswith("(diuretic)")
     off = RagPipeline(llm, _engine(tiny_chunks), ReaderSettings()).queries(q, None)
     assert [x.kind for x in off] == ["original"]
+
+
+def test_a_first_claim_cited_to_the_wrong_passage_is_cited_to_the_one_shown_that_supports_it(tiny_chunks):
+    q = Question(qid="f2", dataset="unit", question="What raises the risk of digoxin toxicity in a patient on furosemide?")
+    numbers = _numbers(0.05, 0.9, 0.03, 0.02)
+    # three passages shown: [1] digoxin, which says it, and the furosemide passage the reader cites
+    miscited = ScriptedLLM(lambda u, k: "Hypokalemia increases the risk of digoxin toxicity [2].", letter_logprobs=numbers)
+    ans = RagPipeline(miscited, _engine(tiny_chunks), ReaderSettings(freetext_answer="checked")).answer(q)
+    assert ans.metadata["passages_shown"] == 3 and ans.metadata["extractive"]  # declined as before
+    ans = RagPipeline(miscited, _engine(tiny_chunks), ReaderSettings(freetext_answer="checked",
+                                                                     freetext_recite=True)).answer(q)
+    assert ans.outcome == "answered" and ans.text.startswith("Hypokalemia increases the risk of digoxin toxicity [1]")
+    assert ans.metadata["attributed_to"] == 1 and [c.number for c in ans.citations] == [1]
+    # a claim no passage shown supports is still declined
+    bad = ScriptedLLM(lambda u, k: "Hypercalcemia from thiazides raises it [2].", letter_logprobs=numbers)
+    ans = RagPipeline(bad, _engine(tiny_chunks), ReaderSettings(freetext_answer="checked",
+                                                                freetext_recite=True)).answer(q)
+    assert ans.metadata["extractive"] and "Hypercalcemia" not in ans.text

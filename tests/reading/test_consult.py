@@ -267,7 +267,7 @@ def test_the_typer_can_read_the_question_apart_from_its_context(reader):
 def test_a_bare_is_that_from_the_pill_is_typed_as_the_question_it_asks(reader):
     """The typer learned from questions that say what they ask: "My ankles are swollen. Is that
     the lisinopril?" reads to it as a drug-class question; whole, it asks whether the drug causes it."""
-    from medground.reading.consult_text import attribution_question
+    from medground.reading.consult_reframe import attribution_question
 
     assert (attribution_question("I'm on lisinopril and my ankles are swollen. Is that the lisinopril?",
                                  ["lisinopril"]) == "Can this medicine cause this: I'm on lisinopril and my ankles are swollen?")

@@ -68,3 +68,16 @@ def test_a_missing_kind_abstains_unless_a_near_item_may_answer():
     assert not no_entry_relates(0.01, A.INTERACTIONS, held, 0.9, near, nearest=0.53)  # "5.7 Alcohol" may answer
     assert no_entry_relates(0.01, A.INTERACTIONS, held, 0.9, near, nearest=0.3)  # nothing near
     assert no_entry_relates(0.9, A.WARNINGS, held, 0.0, near, nearest=0.9)  # a kind no record answers
+
+
+def test_a_record_with_one_safety_entry_answers_the_other_kind_of_safety_question():
+    from medground.drug_schema import AttributeType as A
+    from medground.reading.consult_types import safety_as_one
+
+    p = {A.CONTRAINDICATIONS: 0.6, A.WARNINGS: 0.1, A.ADVERSE_REACTIONS: 0.3}
+    # an FDA label: warnings only
+    assert safety_as_one(p, {A.WARNINGS, A.ADVERSE_REACTIONS}) == {A.WARNINGS: 0.7, A.ADVERSE_REACTIONS: 0.3}
+    assert safety_as_one(p, {A.CONTRAINDICATIONS, A.DOSAGE})[A.CONTRAINDICATIONS] == 0.7
+    # both held or neither: each keeps its own
+    assert safety_as_one(p, {A.CONTRAINDICATIONS, A.WARNINGS}) == p
+    assert safety_as_one(p, {A.DOSAGE}) == p

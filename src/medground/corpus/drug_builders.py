@@ -21,7 +21,7 @@ from pathlib import Path
 from medground.corpus.base import BadInputError
 from medground.corpus.drug_audit import is_partial_name
 from medground.corpus.drug_classes import caption_class, class_label, expand_abbreviation
-from medground.corpus.prose_brands import PAREN_AFTER, new_brands
+from medground.corpus.prose_brands import PAREN_AFTER, lower_case_words, new_brands
 from medground.corpus.sentences import sentences_of
 from medground.drug_schema import (
     AttributeType,
@@ -117,11 +117,12 @@ class CatalogBuilder:
                 key = normalize_name(syn)
                 owner[key] = d if owner.get(key, d) is d else None  # a name two drugs share: neither
         known = {normalize_name(n) for d in self.drugs.values() for n in (d.generic_name, *d.brand_names, *d.synonyms)}
+        lowered = lower_case_words(self.definition_texts)
         for text in self.definition_texts:
             for sentence in sentences_of(text):
                 low = sentence.lower()
                 found = [(m.group(1).lower(), m.group(2)) for m in PAREN_AFTER.finditer(sentence)]
-                self.new_brands_from_prose(sentence, known)
+                self.new_brands_from_prose(sentence, known, lowered)
                 found += [(low, m.group(1)) for m in _BRAND_NAMED.finditer(sentence)]
                 for before, listed in found:
                     for name in (n.strip(" .") for n in re.split(r",|\band\b|\bor\b", listed)):
@@ -134,10 +135,10 @@ class CatalogBuilder:
                             d.synonyms = [x for x in d.synonyms if normalize_name(x) != normalize_name(name)]
                             self.counts["brands_from_prose"] += 1
 
-    def new_brands_from_prose(self, sentence: str, known: set[str]) -> None:
+    def new_brands_from_prose(self, sentence: str, known: set[str], lowered: frozenset[str]) -> None:
         """Names no source links to any drug, in parentheses right after one generic of the
         database (corpus/prose_brands.py: "Phenytoin (Dilantin)"), become its brands."""
-        for drug, name in new_brands(sentence, self.drugs, known):
+        for drug, name in new_brands(sentence, self.drugs, known, lowered):
             self.add_brands(drug, [name])
             known.add(normalize_name(name))
             self.counts["new_brands_from_prose"] += 1

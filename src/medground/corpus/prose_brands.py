@@ -16,6 +16,11 @@ PAREN_AFTER = re.compile(r"([A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*)?)\s*\(([^()]{2,8
 _YEAR = re.compile(r"\b(1[89]|20)\d\d\b")
 _JOINED = re.compile(r"(\band|/|-)\s*$")  # "sacubitril and valsartan (…)", "hydralazine/isosorbide (…)"
 _NAME = re.compile(r"[A-Z][a-z][A-Za-z-]{2,}")
+# The salt or ester a generic is sold as ("ergotamine tartrate (Cafergot)"): chemistry's closed
+# class of counter-ions, not names of drugs.
+SALTS = frozenset("tartrate hydrochloride hcl sulfate sulphate succinate maleate mesylate besylate citrate "
+                  "phosphate acetate bromide chloride fumarate malate mandelate hydrobromide bitartrate "
+                  "dihydrate monohydrate sodium potassium calcium magnesium".split())
 
 
 def drug_ending(words: str, drugs: dict[str, Drug]) -> Drug | None:
@@ -42,9 +47,17 @@ def combination_ending(text: str, drugs: dict[str, Drug]) -> Drug | None:
     return None
 
 
-def new_brands(sentence: str, drugs: dict[str, Drug], known: set[str]) -> list[tuple[Drug, str]]:
-    """(drug, name) for each name in parentheses right after one generic of ``drugs`` that is in
-    no ``known`` (normalized) name: a capitalised word that is no English word and holds no digit;
+def lower_case_words(texts) -> frozenset[str]:
+    """The words ``texts`` write in lower case: a brand is a proper name and never is; a title's
+    capitalised descriptor is ("Timolol Hydrochloride (Nonselective)", and "nonselective" in prose)."""
+    return frozenset(w for text in texts for w in re.findall(r"(?<![\w-])[a-z][a-z-]{2,}(?![\w-])", text))
+
+
+def new_brands(sentence: str, drugs: dict[str, Drug], known: set[str], lowered: frozenset[str] = frozenset()
+               ) -> list[tuple[Drug, str]]:
+    """(drug, name) for each name in parentheses right after one generic of ``drugs`` (or its
+    salt: "ergotamine tartrate (Cafergot)") that is in no ``known`` (normalized) name: a capitalised
+    word that is no English word, holds no digit and is never written in lower case (``lowered``);
     not from a citation (a year in the parentheses: "(DailyMed, 2023)"). After a combination's two
     components ("sacubitril/valsartan (Entresto)", "Bupropion naltrexone (Contrave)") it is the
     combination's brand, never one component's."""
@@ -58,12 +71,16 @@ def new_brands(sentence: str, drugs: dict[str, Drug], known: set[str]) -> list[t
             if _JOINED.search(sentence[max(0, m.start(1) - 6):m.start(1)]) or before.split()[0] in {"and", "or", "with"}:
                 continue
             drug = drug_ending(before, drugs)
+            if drug is None and before.split()[-1] in SALTS and len(before.split()) > 1:
+                before = before.rsplit(None, 1)[0]  # the salt is no part of the name
+                drug = drug_ending(before, drugs)
             if drug is None or "/" in drug.generic_name:
                 continue
             rest = before[: -len(drug.generic_name)].strip()
             if rest and drug_ending(rest.split()[-1], drugs) is not None:
                 continue
         for name in (n.strip(" .") for n in re.split(r",|\band\b|\bor\b", listed)):
-            if _NAME.fullmatch(name) and normalize_name(name) not in known and not is_english_word(name.lower()):
+            if (_NAME.fullmatch(name) and normalize_name(name) not in known and not is_english_word(name.lower())
+                    and name.lower() not in lowered):
                 out.append((drug, name))
     return out

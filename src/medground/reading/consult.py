@@ -37,8 +37,8 @@ from medground.drug_schema import AttributeType, Drug
 from medground.reading.consult_items import ItemSpace
 from medground.reading.described import described_in, masked_for
 from medground.reading.consult_settings import CHECKED_TYPES, TERM_TYPES, ConsultReplySettings
+from medground.reading.consult_reframe import attribution_question, bearing_question
 from medground.reading.consult_text import (
-    attribution_question,
     clinical_terms,
     purpose_phrases,
     questions,
@@ -63,6 +63,7 @@ from medground.reading.consult_types import (
     distinct,
     held_and_elsewhere,
     no_entry_relates,
+    safety_as_one,
     part_of,
     record_citation,
     safety_sibling_first,
@@ -167,6 +168,8 @@ class ConsultReader:
                                              purpose)
             if condition is not None:
                 p_type = as_condition_question(p_type)
+        if s.safety_as_one and p_type:
+            p_type = safety_as_one(p_type, {a.type for a in self.space.entries(subject.drug_id)})
         choices: list[EntryChoice] = []
         for drug in named:
             phrases = per_drug[drug.drug_id]
@@ -323,11 +326,13 @@ class ConsultReader:
                            ) -> tuple[dict[AttributeType, float], float]:
         """P(type) and P(none) of the last turn, read as ``typer_reads`` says; ``names``: the
         named drugs' names (the typer reads them as "this medicine" when it learned so);
-        ``kinds``: words that name the subject by its kind (consult_text.attribution_question)."""
+        ``kinds``: words that name the subject by its kind (consult_reframe.attribution_question)."""
         mode = self.settings.typer_reads
         if self.settings.typer_skips_purpose:
             turn = without_purpose(turn, names)
         if self.settings.typer_attribution and (full := attribution_question(turn, names, kinds)) is not None:
+            return self.typer.attribute_probabilities(full, names)
+        if self.settings.typer_bearing and (full := bearing_question(turn, names)) is not None:
             return self.typer.attribute_probabilities(full, names)
         asked = " ".join(questions(turn))
         if mode == "turn" or not asked or asked == turn.strip():

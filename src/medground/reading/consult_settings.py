@@ -97,7 +97,7 @@ class ConsultReplySettings(BaseModel):
     typer_model: str | None = Field(None, description="path of the consultation typer's model (.npz)")
     # A question that only ties what the patient described to the medicine ("my ankles are
     # swollen. Is that the lisinopril?") is read by the typer as "Can this medicine cause this:
-    # my ankles are swollen?" (consult_text.attribution_question); the bare form reads as a
+    # my ankles are swollen?" (consult_reframe.attribution_question); the bare form reads as a
     # question about the drug's class or the pill's looks. Session 27: dev 0 of 506 replies changed;
     # 30 helper-written own-words questions of this shape, 2 gained, 0 lost (docs/benchmarks.md).
     # Why the patient takes the subject ("put me on HCTZ for blood pressure and now I have gout"):
@@ -125,6 +125,11 @@ class ConsultReplySettings(BaseModel):
     record_facts: bool = Field(True, description="answer whether two names are one medicine from the drug record")
     record_class: bool = Field(False, description="where it would abstain on a class question, the record's class")
     typer_attribution: bool = Field(True, description="type a bare 'is that from the pill?' as the question it asks")
+    # A question that only asks whether what the patient said before bears on the medicine ("I had
+    # one fit years ago. Does that matter?", "… Does that rule it out?") is read by the typer as "Is
+    # this medicine safe with this: <what was said>?" (consult_reframe.bearing_question): a condition
+    # then reads as contraindications, a substance as interactions; the bare form reads as anything.
+    typer_bearing: bool = Field(False, description="type a bare 'does that matter?' as the question it asks")
     # The LLM as a judge of meaning for the closest items: "does the patient describe <item>?"
     # (one token, yes/no log-probabilities). MiniLM puts "loose stools" at 0.35 from "diarrhea";
     # the LLM knows they are one thing. An item it affirms (P(yes) > P(no)) counts as matched at
@@ -211,6 +216,11 @@ class ConsultReplySettings(BaseModel):
     # question; an FDA label holds only side effects, warnings and a boxed warning) but the best
     # entry's best item is at least ``hedge_at`` near what was said ("5.7 Alcohol", 0.53): answer from
     # it as a hedge instead of saying no entry covers the kind asked.
+    # A record holding only one of contraindications and warnings (an FDA label has warnings only)
+    # answers a question typed as the other from it (consult_types.safety_as_one): "I had a fit
+    # years ago. Does that matter?" on Ampyra is its warnings' "contraindicated in … seizures".
+    safety_as_one: bool = Field(False, description="a question typed contraindications reads the warnings when "
+                                "the record has no contraindications entry, and the reverse")
     lacking_kind_near: bool = Field(False, description="a near item answers when the asked kind of entry is "
                                     "missing (session 32, measured)")
     clinical_terms_max: int = Field(3, ge=1, le=8, description="terms kept from the LLM's list")

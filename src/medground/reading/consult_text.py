@@ -183,64 +183,9 @@ def whole_name(name: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])", re.IGNORECASE)
 
 
-def _name_words(names: Sequence[str]) -> set[str]:
+def name_words(names: Sequence[str]) -> set[str]:
+    """The lower-cased words of the named drugs' names."""
     return {w.lower() for name in names for w in WORD.findall(name)}
-
-
-# What may stand in a question that only ties what the patient described to the medicine as its
-# cause ("Is that from the pill?", "Could the medicine be causing that?", "Is it the Norvasc?"):
-# pronouns, determiners, the verbs and prepositions of causing, a few hedges. Grammar, not a
-# list fitted to any set; a content word left over ("Is that the same as amlodipine?", "Is that
-# ok with it?") means the question asks something of its own.
-_POINTERS = frozenset("that this it these those".split())
-_DEFINITE = frozenset("the my your his her their our this that these those".split())
-_TIES = frozenset("the a my your his her their our from because of due to caused by cause causes causing "
-                  "doing making something be being been just maybe possibly really actually all "
-                  "side effect effects".split())
-
-
-def _names_its_kind(word: str, kinds: Sequence[str]) -> bool:
-    """"steroid" of Corticosteroid, "statin" of atorvastatin: the end of a word of the drug's
-    class or generic name, five letters at least (a patient's "Is it the steroid?")."""
-    return len(word) >= 5 and any(k.endswith(word) or k.endswith(word.rstrip("s"))
-                                  for kind in kinds for k in WORD.findall(kind.lower()))
-
-
-def attribution_question(turn: str, names: Sequence[str] = (), kinds: Sequence[str] = ()) -> str | None:
-    """When the turn's question only asks whether the medicine is behind what the turn said
-    before it, that question in full: "My ankles are swollen. Is that the lisinopril?" →
-    "Can this medicine cause this: My ankles are swollen?". The typer learned from questions
-    that say what they ask and reads the bare "Is that the lisinopril?" as one about the drug's
-    class, "everything looks blue. Is that from the pill?" as one about the pill's colour.
-    ``names``: the named drugs' names; ``kinds``: the subject's class and generic name, whose word
-    ends may name it ("Is it the steroid?"). A medicine named by what it is for ("Is it the
-    cholesterol pill?") is named too. None when the question says something of its own."""
-    sentences = sentences_of(turn)
-    asked = [k for k, x in enumerate(sentences) if x.endswith("?")]
-    if not asked and sentences and (first := WORD.findall(sentences[-1])[:1]) and first[0].lower() in AUXILIARIES:
-        asked = [len(sentences) - 1]  # a question without its mark: "… could it be the meds"
-    if not asked:
-        return None
-    k = asked[-1]
-    clauses = [c for c in re.split(r"[,;:\u2014]|\s-\s", sentences[k]) if WORD.search(c)]
-    before = " ".join(sentences[:k] + ([", ".join(clauses[:-1])] if len(clauses) > 1 else [])).strip()
-    # Not a sentence after it: "Is that the metoprolol? The bottle says Toprol XL …" asks which
-    # drug it is (a helper's case; "Is it the statin? My muscles hurt …" was the gain, and lost).
-    if not before or not clauses:
-        return None
-    named = _name_words(names)
-    every = WORD.findall(clauses[-1])
-    describing = {j for _, before in medicine_mentions(every, stop_words()) for j in before}
-    words = [w.lower() for j, w in enumerate(every) if j not in describing]
-    # "Is it the steroid?" names the medicine; "Is that a statin?" asks its class
-    medicine = named | REFERENTS | {w for j, w in enumerate(words)
-                                    if j and words[j - 1] in _DEFINITE and _names_its_kind(w, kinds)}
-    if not (_POINTERS & set(words)) or not (medicine & set(words)):
-        return None
-    if any(w not in _POINTERS | _TIES | AUXILIARIES | medicine for w in words):
-        return None
-    described = sentences_of(before)[-1].rstrip(" .!?,;")
-    return f"Can this medicine cause this: {described}?"
 
 
 # Words that end a purpose ("on HCTZ for blood pressure and now I have gout"): conjunctions and
@@ -294,7 +239,7 @@ def purpose_words(turn: str, names: Sequence[str] = ()) -> frozenset[str]:
     opens a purpose (:func:`_opens_purpose`: "put me on HCTZ for blood pressure", "I take the pill
     for my thyroid"), up to the clause's end or a conjunction. They say what the drug is for, not
     what is asked: "blood pressure" there is no "Hypotension" among its side effects."""
-    named, stop = _name_words(names) | REFERENTS | {"it"}, stop_words()
+    named, stop = name_words(names) | REFERENTS | {"it"}, stop_words()
     return frozenset(w.lower() for sentence in sentences_of(turn) for a, b in _purpose_spans(sentence, named)
                      for w in WORD.findall(sentence[a:b]) if w.lower() not in stop)
 
@@ -303,7 +248,7 @@ def without_purpose(turn: str, names: Sequence[str] = (), keep_question: bool = 
     """``turn`` without the purposes it states (:func:`purpose_words`'s "for …" spans): what else
     it says. With ``keep_question`` a question sentence keeps its "for …" ("Is it for restless
     legs too?" asks exactly that): what the typer could read with ``reply.typer_skips_purpose``."""
-    named = _name_words(names) | REFERENTS | {"it"}
+    named = name_words(names) | REFERENTS | {"it"}
     asked = set(questions(turn)) if keep_question else set()
     out = []
     for sentence in sentences_of(turn):

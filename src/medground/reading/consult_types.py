@@ -102,6 +102,19 @@ def no_entry_relates(p_none: float, top_type: AttributeType | None, held: set[At
 SAFETY_PAIR = frozenset({A.CONTRAINDICATIONS, A.WARNINGS})
 
 
+def safety_as_one(p_type: dict[AttributeType, float], held: set[AttributeType]) -> dict[AttributeType, float]:
+    """``p_type`` with the missing one of contraindications and warnings counted for the other, when
+    the record holds only one of them: an FDA label's "AMPYRA is contraindicated in patients with a
+    history of seizures" sits in its warnings, and a label has no contraindications entry here."""
+    present = [t for t in SAFETY_PAIR if t in held]
+    missing = [t for t in SAFETY_PAIR if t not in held]
+    if len(present) != 1 or missing[0] not in p_type:
+        return p_type
+    out = dict(p_type)
+    out[present[0]] = out.get(present[0], 0.0) + out.pop(missing[0])
+    return out
+
+
 def safety_sibling_first(choices: list[EntryChoice], near: float) -> list[EntryChoice]:
     """``choices`` with the subject's other safety entry first (contraindications for warnings, or
     the reverse) when the first names nothing ``near`` what was said and that one does — with an

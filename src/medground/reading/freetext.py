@@ -151,21 +151,32 @@ def _free_text_answer(llm: LLM, question: Question, evidence: Evidence, settings
         return Answer(outcome="insufficient_evidence", text=text, citations=evidence.citations, detail=d)
     if settings.freetext_answer == "checked":
         d = replace(d, generated=text)
-        if not cited:
-            found_in = sup.attribute(text, evidence.citations, exclude=[q], clauses=True)
+
+        def attributed(answer_text: str) -> Answer:
+            """The answer read against every passage shown: the one that supports most of its claims."""
+            found_in = sup.attribute(answer_text, evidence.citations, exclude=[q], clauses=True)
             if found_in is None:
                 return quoted("generated answer cites no passage and no passage supports it",
                               replace(d, generated_supported=False))
             passage, claims, dropped = found_in
-            d = replace(d, generated_supported=False, attributed_to=passage.number, dropped_sentences=dropped or None)
-            if sup.first_claim(text, exclude=[q]) in dropped:
-                return quoted("the generated answer's first claim is not supported by any passage", d)
-            text = with_support_quote(" ".join(claims) + f" [{passage.number}]", passage, exclude=q,
-                                      budget=settings.freetext_support_tokens)
-            return Answer(outcome="answered", text=text, citations=[passage], detail=d)
+            said = replace(d, generated_supported=False, attributed_to=passage.number, dropped_sentences=dropped or None)
+            if sup.first_claim(answer_text, exclude=[q]) in dropped:
+                return quoted("the generated answer's first claim is not supported by any passage", said)
+            reply = with_support_quote(with_marks(" ".join(claims), [passage.number]), passage, exclude=q,
+                                       budget=settings.freetext_support_tokens)
+            return Answer(outcome="answered", text=reply, citations=[passage], detail=said)
+
+        if not cited:
+            return attributed(text)
         # what the reader saw of each passage: its heading (book / chapter / section) and text
         kept, dropped = sup.split_supported(text, " ".join(f"{c.label} {c.text}" for c in cited), exclude=[q],
                                             clauses=True)
+        if settings.freetext_recite and sup.first_claim(text, exclude=[q]) in dropped:
+            # the 1.5B often cites the passage after the one it read ("8 years of age [4]" where [1]
+            # says it): a first claim another passage shown supports is cited to that one
+            recited = attributed(without_citations(text))
+            if recited.outcome == "answered":
+                return recited
         if settings.freetext_claim_check == "llm":
             kept, dropped, judged = judge_first_claim(llm, text, q, cited, kept, dropped, settings, tally)
             d = replace(d, first_claim_judged=judged)

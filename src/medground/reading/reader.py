@@ -81,6 +81,9 @@ class ReaderSettings(BaseModel):
     # Free text: one more query, the question with what the consumer-health sources also call its
     # lay phrases ("pee" → urinate; corpus/lay_vocabulary.py), so the book's clinical words are found.
     lay_query: bool = False
+    # Free text: a generated first claim its cited passages do not support, but another passage
+    # shown does, is cited to that one (as an answer that cites nothing is) instead of declined.
+    freetext_recite: bool = False
     # ... and weigh the letter read against a per-option check that shows no letters (P(yes)
     # that option X is correct, over one cached prefix): w·log p_check + (1 − w)·log p_letters.
     check_weight: float = Field(0.0, ge=0.0, le=1.0)

@@ -1,0 +1,113 @@
+"""The patient's last question reframed for the attribute typer when it only points back at what
+the turn said before it. The typer learned from questions that say what they ask; "Is that the
+lisinopril?" or "Does that rule it out?" say it only through "that". No model: text in, text out."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from medground.corpus.sentences import sentences_of
+from medground.reading.consult_text import AUXILIARIES, REFERENTS, WORD, medicine_mentions, name_words, stop_words
+
+# What may stand in a question that only ties what the patient described to the medicine as its
+# cause ("Is that from the pill?", "Could the medicine be causing that?", "Is it the Norvasc?"):
+# pronouns, determiners, the verbs and prepositions of causing, a few hedges. Grammar, not a
+# list fitted to any set; a content word left over ("Is that the same as amlodipine?", "Is that
+# ok with it?") means the question asks something of its own.
+_POINTERS = frozenset("that this it these those".split())
+_DEFINITE = frozenset("the my your his her their our this that these those".split())
+_TIES = frozenset("the a my your his her their our from because of due to down caused by cause causes causing "
+                  "doing making something be being been just maybe possibly really actually all "
+                  "side effect effects".split())
+
+
+def _names_its_kind(word: str, kinds: Sequence[str]) -> bool:
+    """"steroid" of Corticosteroid, "statin" of atorvastatin: the end of a word of the drug's
+    class or generic name, five letters at least (a patient's "Is it the steroid?")."""
+    return len(word) >= 5 and any(k.endswith(word) or k.endswith(word.rstrip("s"))
+                                  for kind in kinds for k in WORD.findall(kind.lower()))
+
+
+def last_question(turn: str) -> tuple[str, str] | None:
+    """(what the turn says before its last question, that question's last clause), or None when
+    the turn asks nothing or says nothing before it. Not a sentence after it: "Is that the
+    metoprolol? The bottle says Toprol XL …" asks which drug it is (a helper's case; "Is it the
+    statin? My muscles hurt …" was the gain, and lost)."""
+    sentences = sentences_of(turn)
+    asked = [k for k, x in enumerate(sentences) if x.endswith("?")]
+    if not asked and sentences and (first := WORD.findall(sentences[-1])[:1]) and first[0].lower() in AUXILIARIES:
+        asked = [len(sentences) - 1]  # a question without its mark: "… could it be the meds"
+    if not asked:
+        return None
+    k = asked[-1]
+    clauses = [c for c in re.split(r"[,;:\u2014]|\s-\s", sentences[k]) if WORD.search(c)]
+    before = " ".join(sentences[:k] + ([", ".join(clauses[:-1])] if len(clauses) > 1 else [])).strip()
+    if not before or not clauses:
+        return None
+    return before, clauses[-1]
+
+
+def attribution_question(turn: str, names: Sequence[str] = (), kinds: Sequence[str] = ()) -> str | None:
+    """When the turn's question only asks whether the medicine is behind what the turn said
+    before it, that question in full: "My ankles are swollen. Is that the lisinopril?" →
+    "Can this medicine cause this: My ankles are swollen?". The typer learned from questions
+    that say what they ask and reads the bare "Is that the lisinopril?" as one about the drug's
+    class, "everything looks blue. Is that from the pill?" as one about the pill's colour.
+    ``names``: the named drugs' names; ``kinds``: the subject's class and generic name, whose word
+    ends may name it ("Is it the steroid?"). A medicine named by what it is for ("Is it the
+    cholesterol pill?") is named too. None when the question says something of its own."""
+    split = last_question(turn)
+    if split is None:
+        return None
+    before, asking = split
+    named = name_words(names)
+    every = WORD.findall(asking)
+    describing = {j for _, before in medicine_mentions(every, stop_words()) for j in before}
+    words = [w.lower() for j, w in enumerate(every) if j not in describing]
+    # "Is it the steroid?" names the medicine; "Is that a statin?" asks its class
+    medicine = named | REFERENTS | {w for j, w in enumerate(words)
+                                    if j and words[j - 1] in _DEFINITE and _names_its_kind(w, kinds)}
+    if not (_POINTERS & set(words)) or not (medicine & set(words)):
+        return None
+    if any(w not in _POINTERS | _TIES | AUXILIARIES | medicine for w in words):
+        return None
+    described = sentences_of(before)[-1].rstrip(" .!?,;")
+    return f"Can this medicine cause this: {described}?"
+
+
+# What may stand in a question that only asks whether what the patient said before it bears on
+# taking the medicine ("I had a fit ten years ago. Does that matter?", "… Does that rule it out?",
+# "Would that stop me using it?"): the pointer, the predicates of consequence and their fillers.
+# Grammar, not a list fitted to any set. "ok", "fine", "safe" are left out: after a dose ("I take
+# two at night. Is that ok?") they ask about the dose, and the typer reads the turn whole then.
+_BEARING = frozenset("matter matters problem problems issue issues concern rule rules out stop stops prevent "
+                     "prevents mean means difference affect affects change changes".split())
+_BEARING_FILLERS = frozenset("a an any anything me i you him her them us my his their still from to with "
+                             "use using take taking have having on the at all can't cannot won't don't "
+                             "doesn't shouldn't not".split())
+
+
+def bearing_question(turn: str, names: Sequence[str] = ()) -> str | None:
+    """When the turn's question only asks whether what it said before bears on the medicine, the
+    question in full: "I had one fit years ago. Does that matter?" → "Is this medicine safe with
+    this: I had one fit years ago?" — which the typer reads as a condition (contraindications) or a
+    substance (interactions) by what was said. The bare "Does that matter?" reads as anything.
+    None when the question names something of its own ("Does that matter with the antibiotic?")."""
+    split = last_question(turn)
+    if split is None:
+        return None
+    before, asking = split
+    words = [w.lower() for w in WORD.findall(asking)]
+    medicine = name_words(names) | REFERENTS
+    if not ({"that", "this", "those"} & set(words)) or not (_BEARING & set(words)):
+        return None
+    if any(w not in _POINTERS | _BEARING | _BEARING_FILLERS | AUXILIARIES | medicine for w in words):
+        return None
+    # "that" is what was said of something else: "… a spinal anaesthetic. I take Xarelto for my AF.
+    # Does that matter?" points past the sentence naming the medicine
+    said = sentences_of(before)
+    named = name_words(names)
+    about = [x for x in said if not named & {w.lower() for w in WORD.findall(x)}]
+    described = (about or said)[-1].rstrip(" .!?,;")
+    return f"Is this medicine safe with this: {described}?"

@@ -1,0 +1,40 @@
+"""The patient's last question reframed for the typer (reading/consult_reframe.py)."""
+
+from medground.reading.consult_reframe import attribution_question, bearing_question
+
+
+def test_a_question_without_its_mark_still_ties_what_was_said_to_the_medicine():
+    """"… crying one minute and screaming at his sister the next … could it be the meds" (no
+    '?') was typed as a question about what Keppra is for."""
+    said = "hes been crying one minute and screaming at his sister the next. could it be the meds"
+    assert attribution_question(said, ["keppra"]) == (
+        "Can this medicine cause this: hes been crying one minute and screaming at his sister the next?")
+    # a last sentence that asks nothing is no question, with or without a mark
+    assert attribution_question("hes been crying a lot. it started with the meds", ["keppra"]) is None
+    # an unmarked question that says what it asks is left to the typer as it is
+    assert attribution_question("I take keppra. Can it be taken with food", ["keppra"]) is None
+
+
+def test_a_down_to_the_tablets_ties_what_was_said_to_them():
+    said = "And the telly seems quieter too, I've got it on full blast. Is that down to the tablets?"
+    assert attribution_question(said) == "Can this medicine cause this: And the telly seems quieter too, I've got it on full blast?"
+
+
+def test_a_bare_does_that_matter_asks_whether_what_was_said_bears_on_the_medicine():
+    fit = "My neurologist mentioned Ampyra for my walking. I had one fit years ago, nothing since. Does that matter?"
+    assert bearing_question(fit, ["Ampyra"]) == "Is this medicine safe with this: I had one fit years ago, nothing since?"
+    assert bearing_question("I'm pregnant. Would that stop me using it?") == "Is this medicine safe with this: I'm pregnant?"
+    assert bearing_question("I have asthma. Does that mean I can't take Inderal?", ["Inderal"]) is not None
+    assert bearing_question("I had a clot two years ago. Does that rule it out?") is not None
+    # a question that names something of its own, one about a dose, or nothing said before it
+    assert bearing_question("I chew Tums daily. Does that matter with the antibiotic?", ["Tums"]) is None
+    assert bearing_question("I take two at night. Is that ok?") is None
+    assert bearing_question("Does that matter?") is None
+    assert bearing_question("I had a fit years ago. Can I take it with food?") is None
+
+
+def test_that_points_past_the_sentence_naming_the_medicine():
+    turn = ("They said I'll probably have a spinal anaesthetic, the injection in the back. I take Xarelto for "
+            "my AF. Does that matter?")
+    assert bearing_question(turn, ["Xarelto"]) == ("Is this medicine safe with this: They said I'll probably have "
+                                                   "a spinal anaesthetic, the injection in the back?")
