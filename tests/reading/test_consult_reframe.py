@@ -38,3 +38,8 @@ def test_that_points_past_the_sentence_naming_the_medicine():
             "my AF. Does that matter?")
     assert bearing_question(turn, ["Xarelto"]) == ("Is this medicine safe with this: They said I'll probably have "
                                                    "a spinal anaesthetic, the injection in the back?")
+
+
+def test_that_pointing_at_a_second_medicine_is_left_to_the_two_drug_reading():
+    turn = "My GP wants me to take ibuprofen for a sprained ankle. Does that matter?"
+    assert bearing_question(turn, ["ibuprofen", "lithium"]) is None

@@ -55,6 +55,12 @@ def test_a_safety_entry_naming_nothing_said_yields_to_the_one_that_does():
     assert safety_sibling_first([warnings, entry(A.CONTRAINDICATIONS, 0.4)], 0.45)[0] is warnings  # neither does
     assert safety_sibling_first([warnings, entry(A.CONTRAINDICATIONS, 0.6, sibling="x")], 0.45)[0] is warnings
     assert safety_sibling_first([dose, contra], 0.45)[0] is dose  # only between the two safety entries
+    # side effects and warnings, when asked for: a label files serious reactions under warnings
+    from medground.reading.consult_types import EFFECT_PAIR, SAFETY_PAIR
+
+    effects, label_warnings = entry(A.ADVERSE_REACTIONS, 0.3), entry(A.WARNINGS, 0.7)
+    assert safety_sibling_first([effects, label_warnings], 0.45)[0] is effects  # not by default
+    assert safety_sibling_first([effects, label_warnings], 0.45, (SAFETY_PAIR, EFFECT_PAIR))[0] is label_warnings
 
 
 def test_a_missing_kind_abstains_unless_a_near_item_may_answer():
@@ -71,13 +77,18 @@ def test_a_missing_kind_abstains_unless_a_near_item_may_answer():
 
 
 def test_a_record_with_one_safety_entry_answers_the_other_kind_of_safety_question():
-    from medground.drug_schema import AttributeType as A
-    from medground.reading.consult_types import safety_as_one
+    from medground.drug_schema import AttributeType as A, DrugAttribute
+    from medground.reading.consult_types import EntryChoice, safety_stand_in
 
-    p = {A.CONTRAINDICATIONS: 0.6, A.WARNINGS: 0.1, A.ADVERSE_REACTIONS: 0.3}
-    # an FDA label: warnings only
-    assert safety_as_one(p, {A.WARNINGS, A.ADVERSE_REACTIONS}) == {A.WARNINGS: 0.7, A.ADVERSE_REACTIONS: 0.3}
-    assert safety_as_one(p, {A.CONTRAINDICATIONS, A.DOSAGE})[A.CONTRAINDICATIONS] == 0.7
-    # both held or neither: each keeps its own
-    assert safety_as_one(p, {A.CONTRAINDICATIONS, A.WARNINGS}) == p
-    assert safety_as_one(p, {A.DOSAGE}) == p
+    drug = Drug("dalfampridine", "dalfampridine", ["Ampyra"], "")
+
+    def entry(kind) -> EntryChoice:
+        return EntryChoice(drug, DrugAttribute("dalfampridine", kind, kind.value, "…", "fda"), 0.1, [], 0.0)
+
+    warnings, effects = entry(A.WARNINGS), entry(A.ADVERSE_REACTIONS)
+    label = {A.WARNINGS, A.ADVERSE_REACTIONS}  # an FDA label: no contraindications entry
+    assert safety_stand_in([effects, warnings], "dalfampridine", A.CONTRAINDICATIONS, label) is warnings
+    # asked what the record holds, or something else, or about another drug's record: nothing stands in
+    assert safety_stand_in([effects, warnings], "dalfampridine", A.WARNINGS, label) is None
+    assert safety_stand_in([effects, warnings], "dalfampridine", A.DOSAGE, label) is None
+    assert safety_stand_in([effects, warnings], "other", A.CONTRAINDICATIONS, label) is None

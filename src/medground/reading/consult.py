@@ -37,6 +37,7 @@ from medground.drug_schema import AttributeType, Drug
 from medground.reading.consult_items import ItemSpace
 from medground.reading.described import described_in, masked_for
 from medground.reading.consult_settings import CHECKED_TYPES, TERM_TYPES, ConsultReplySettings
+from medground.reading.ages import child_age, names_the_childs_age
 from medground.reading.consult_reframe import attribution_question, bearing_question
 from medground.reading.consult_text import (
     clinical_terms,
@@ -63,10 +64,12 @@ from medground.reading.consult_types import (
     distinct,
     held_and_elsewhere,
     no_entry_relates,
-    safety_as_one,
+    safety_stand_in,
     part_of,
     record_citation,
     safety_sibling_first,
+    SAFETY_PAIR,
+    EFFECT_PAIR,
     word_set,
 )
 from medground.reading.siblings import compounds, modifiers_only, sibling
@@ -168,8 +171,7 @@ class ConsultReader:
                                              purpose)
             if condition is not None:
                 p_type = as_condition_question(p_type)
-        if s.safety_as_one and p_type:
-            p_type = safety_as_one(p_type, {a.type for a in self.space.entries(subject.drug_id)})
+        child = child_age(" ".join(turns)) if s.child_age_items else None
         choices: list[EntryChoice] = []
         for drug in named:
             phrases = per_drug[drug.drug_id]
@@ -229,6 +231,11 @@ class ConsultReader:
                             hit = rare & word_set(m.text) & (word_set(asked) if purposive else rare)
                             if hit and m.similarity < s.lexical_match:
                                 m.similarity, m.phrase = s.lexical_match, sorted(hit)[0]
+                    if child is not None and drug is subject and attr.type in SAFETY_PAIR:
+                        # "my 9 year old" is one of "Children under age 12": numbers, not meaning
+                        for m in matches:
+                            if m.similarity < s.lexical_match and names_the_childs_age(m.text, child[0]):
+                                m.similarity, m.phrase = s.lexical_match, child[1]
                     if attr.type is A.INTERACTIONS or partner_warnings:
                         # an item naming another named drug's class (in a warnings sentence, or
                         # the drug itself) is what was asked, whatever the embedding says
@@ -261,7 +268,8 @@ class ConsultReader:
         # ties (no item above the floor) go to the entry whose best item is closest all the same
         choices.sort(key=lambda c: (-c.score, -(c.best.similarity if c.best else 0.0)))
         if s.safety_siblings:
-            choices = safety_sibling_first(choices, s.hedge_at)
+            choices = safety_sibling_first(choices, s.hedge_at,
+                                           (SAFETY_PAIR, EFFECT_PAIR) if s.effects_siblings else (SAFETY_PAIR,))
         return Choice(choices, p_none, p_type, condition.phrase if condition else None)
 
     def condition_named(self, question: str, subject: Drug, p_type: dict[AttributeType, float],
@@ -413,6 +421,13 @@ class ConsultReader:
         matched = distinct([m for m in best.items if m.answers(s.match_at)], [m.text for m in best.items])[: s.max_items]
         held, elsewhere = held_and_elsewhere(choices, drug.drug_id, p_type)
         top_type = max(p_type, key=p_type.get) if p_type else None
+        if s.safety_as_one and not matched and (stand_in := safety_stand_in(choices, drug.drug_id, top_type, held)):
+            best = stand_in
+            choices = [best, *(c for c in choices if c is not best)]
+            self.check_items(turns[-1] if turns else "", best)
+            matched = distinct([m for m in best.items if m.answers(s.match_at)],
+                               [m.text for m in best.items])[: s.max_items]
+            held = held | {top_type}
         near = best.best.similarity if best.best is not None and not best.best.names_something_else else 0.0
         if not matched and no_entry_relates(p_none, top_type, held, elsewhere, s, near):
             if s.record_class and not others and p_none < s.none_above and top_type is A.DRUG_CLASS \

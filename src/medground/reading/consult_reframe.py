@@ -105,9 +105,11 @@ def bearing_question(turn: str, names: Sequence[str] = ()) -> str | None:
     if any(w not in _POINTERS | _BEARING | _BEARING_FILLERS | AUXILIARIES | medicine for w in words):
         return None
     # "that" is what was said of something else: "… a spinal anaesthetic. I take Xarelto for my AF.
-    # Does that matter?" points past the sentence naming the medicine
-    said = sentences_of(before)
+    # Does that matter?" points past the sentence naming a medicine. With nothing else said, "that"
+    # is the medicine ("My GP wants me to take ibuprofen. Does that matter?" on lithium): a question
+    # about two medicines, left to the typer and the two-drug reading.
     named = name_words(names)
-    about = [x for x in said if not named & {w.lower() for w in WORD.findall(x)}]
-    described = (about or said)[-1].rstrip(" .!?,;")
-    return f"Is this medicine safe with this: {described}?"
+    about = [x for x in sentences_of(before) if not named & {w.lower() for w in WORD.findall(x)}]
+    if not about:
+        return None
+    return f"Is this medicine safe with this: {about[-1].rstrip(' .!?,;')}?"

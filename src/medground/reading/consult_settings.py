@@ -212,13 +212,22 @@ class ConsultReplySettings(BaseModel):
     # although the typer put 0.86 on warnings.
     safety_siblings: bool = Field(True, description="a contraindications or warnings entry that names nothing said "
                                   "yields to the other one when that one names it (session 32)")
+    # The same between side effects and warnings: an FDA label files its serious reactions under
+    # warnings ("severe and disabling arthralgia" for sore knees on Tradjenta, whose side-effect
+    # entry lists rash and cough).
+    effects_siblings: bool = Field(False, description="a side-effects or warnings entry that names nothing said "
+                                   "yields to the other one when that one names it")
     # The asked kind of entry is missing (the typer reads "Stendra + a few beers" as an interactions
     # question; an FDA label holds only side effects, warnings and a boxed warning) but the best
     # entry's best item is at least ``hedge_at`` near what was said ("5.7 Alcohol", 0.53): answer from
     # it as a hedge instead of saying no entry covers the kind asked.
+    # A child's age the patient gives ("my 9 year old", "my daughter is 6") meets a contraindications
+    # or warnings item whose age limit takes it in ("Children under age 12 (extended-release
+    # preparations)") at ``lexical_match`` (reading/ages.py): an embedding cannot compare numbers.
+    child_age_items: bool = Field(False, description="a child's stated age meets the items whose age limit takes it in")
     # A record holding only one of contraindications and warnings (an FDA label has warnings only)
-    # answers a question typed as the other from it (consult_types.safety_as_one): "I had a fit
-    # years ago. Does that matter?" on Ampyra is its warnings' "contraindicated in … seizures".
+    # answers a question typed as the other from it when no item matched (consult_types.safety_stand_in):
+    # "I had a fit years ago. Does that matter?" on Ampyra is its warnings' "contraindicated in … seizures".
     safety_as_one: bool = Field(False, description="a question typed contraindications reads the warnings when "
                                 "the record has no contraindications entry, and the reverse")
     lacking_kind_near: bool = Field(False, description="a near item answers when the asked kind of entry is "

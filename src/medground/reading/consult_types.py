@@ -102,30 +102,36 @@ def no_entry_relates(p_none: float, top_type: AttributeType | None, held: set[At
 SAFETY_PAIR = frozenset({A.CONTRAINDICATIONS, A.WARNINGS})
 
 
-def safety_as_one(p_type: dict[AttributeType, float], held: set[AttributeType]) -> dict[AttributeType, float]:
-    """``p_type`` with the missing one of contraindications and warnings counted for the other, when
-    the record holds only one of them: an FDA label's "AMPYRA is contraindicated in patients with a
-    history of seizures" sits in its warnings, and a label has no contraindications entry here."""
-    present = [t for t in SAFETY_PAIR if t in held]
-    missing = [t for t in SAFETY_PAIR if t not in held]
-    if len(present) != 1 or missing[0] not in p_type:
-        return p_type
-    out = dict(p_type)
-    out[present[0]] = out.get(present[0], 0.0) + out.pop(missing[0])
-    return out
+def safety_stand_in(choices: Sequence[EntryChoice], subject_id: str, asked: AttributeType | None,
+                    held: set[AttributeType]) -> EntryChoice | None:
+    """The subject's other safety entry, when the question asks for the one of contraindications and
+    warnings its record lacks: an FDA label's "AMPYRA is contraindicated in patients with a history
+    of seizures" sits in its warnings, and a label has no contraindications entry here. Used only
+    where no item matched (a matched item elsewhere says what was asked: "Do I really need to give
+    up grapefruit?" on Fareston is its interactions' "Grapefruit", whatever the typer's warnings)."""
+    if asked not in SAFETY_PAIR or asked in held:
+        return None
+    return next((c for c in choices if c.drug.drug_id == subject_id and c.attribute.type in SAFETY_PAIR
+                 and c.attribute.type is not asked), None)
 
 
-def safety_sibling_first(choices: list[EntryChoice], near: float) -> list[EntryChoice]:
-    """``choices`` with the subject's other safety entry first (contraindications for warnings, or
-    the reverse) when the first names nothing ``near`` what was said and that one does — with an
+EFFECT_PAIR = frozenset({A.ADVERSE_REACTIONS, A.WARNINGS})
+
+
+def safety_sibling_first(choices: list[EntryChoice], near: float,
+                         pairs: Sequence[frozenset[AttributeType]] = (SAFETY_PAIR,)) -> list[EntryChoice]:
+    """``choices`` with the subject's sibling entry first — the other of a pair in ``pairs``
+    (contraindications and warnings; side effects and warnings, where a label files its serious
+    reactions) — when the first names nothing ``near`` what was said and that one does, with an
     item that names what the patient said, not a sibling or another substance."""
-    if not choices or choices[0].attribute.type not in SAFETY_PAIR:
+    if not choices:
         return choices
     first = choices[0]
-    if first.best is not None and first.best.similarity >= near:
+    kin = {t for pair in pairs if first.attribute.type in pair for t in pair} - {first.attribute.type}
+    if not kin or (first.best is not None and first.best.similarity >= near):
         return choices
     for k, c in enumerate(choices[1:], 1):
-        if (c.drug is first.drug and c.attribute.type in SAFETY_PAIR and c.attribute.type is not first.attribute.type
+        if (c.drug is first.drug and c.attribute.type in kin
                 and c.best is not None and c.best.similarity >= near and not c.best.names_something_else):
             return [c, *choices[:k], *choices[k + 1:]]
     return choices
