@@ -38,12 +38,12 @@ from medground.reading.consult_items import ItemSpace
 from medground.reading.described import described_in, masked_for
 from medground.reading.consult_settings import CHECKED_TYPES, TERM_TYPES, ConsultReplySettings
 from medground.reading.ages import child_age, names_the_childs_age
-from medground.reading.consult_reframe import attribution_question, bearing_question
+from medground.reading.consult_checks import check_items, combined, verify
+from medground.reading.consult_reframe import typer_texts
 from medground.reading.consult_text import (
     clinical_terms,
     purpose_phrases,
     questions,
-    without_purpose,
 )
 from medground.reading.class_match import mark_named
 from medground.reading.record_facts import class_reply, sameness_reply
@@ -335,59 +335,20 @@ class ConsultReader:
         """P(type) and P(none) of the last turn, read as ``typer_reads`` says; ``names``: the
         named drugs' names (the typer reads them as "this medicine" when it learned so);
         ``kinds``: words that name the subject by its kind (consult_reframe.attribution_question)."""
-        mode = self.settings.typer_reads
-        if self.settings.typer_skips_purpose:
-            turn = without_purpose(turn, names)
-        if self.settings.typer_attribution and (full := attribution_question(turn, names, kinds)) is not None:
-            return self.typer.attribute_probabilities(full, names)
-        if self.settings.typer_bearing and (full := bearing_question(turn, names)) is not None:
-            return self.typer.attribute_probabilities(full, names)
-        asked = " ".join(questions(turn))
-        if mode == "turn" or not asked or asked == turn.strip():
-            return self.typer.attribute_probabilities(turn, names)
-        if mode == "question":
-            return self.typer.attribute_probabilities(asked, names)
-        (pt_turn, pn_turn), (pt_q, pn_q) = (self.typer.attribute_probabilities(t, names) for t in (turn, asked))
+        texts = typer_texts(turn, names, kinds, self.settings)
+        read = [self.typer.attribute_probabilities(t, names) for t in texts]
+        if len(read) == 1:
+            return read[0]
+        (pt_turn, pn_turn), (pt_q, pn_q) = read
         return {t: (pt_turn.get(t, 0.0) + pt_q.get(t, 0.0)) / 2 for t in {*pt_turn, *pt_q}}, (pn_turn + pn_q) / 2
 
     def check_items(self, question: str, choice: EntryChoice) -> None:
-        """The LLM checks the chosen list entry's ``item_check`` closest short items against the
-        patient's last turn: an affirmed item's similarity becomes its P(yes), a denied one's 0.
-        It decides which items the reply names, never which entry: asked across entries it
-        affirms what the patient mentions in passing ("for my hair loss" → the indication), not
-        what they ask about."""
-        s = self.settings
-        if (not s.item_check or self.item_checker is None or not question.strip()
-                or choice.attribute.type not in CHECKED_TYPES):
-            return
-        # a label section's long lines are quoted by closeness, not matched as one thing
-        short = [m for m in choice.items if m.similarity >= s.item_check_floor and len(m.text) <= 80]
-        ask = short[: s.item_check]
-        if not ask:
-            return
-        for m, p in zip(ask, self.item_checker(question[: s.item_check_chars], [m.text for m in ask])):
-            choice.checked[m.text] = p
-            m.similarity = p if p > 0.5 else 0.0
-        choice.items.sort(key=lambda m: -m.similarity)
+        """The LLM's check of the chosen entry's closest items (reading/consult_checks.py)."""
+        check_items(self.item_checker, self.settings, question, choice)
 
     def verify(self, turns: Sequence[str], choices: list[EntryChoice]) -> None:
-        """Ask the verifier about the best ``verify_candidates`` entries; set their ``p_verify``."""
-        if self.verifier is None or not choices:
-            return
-        top = choices[: self.settings.verify_candidates]
-        cits = [record_citation(c.drug, c.attribute, k + 1) for k, c in enumerate(top)]
-        for c in cits:  # a label section can run to pages: its opening says what kind of entry it is
-            if len(c.text) > self.settings.verify_chars:
-                c.text = c.text[: self.settings.verify_chars].rsplit(" ", 1)[0] + " …"
-        probs = self.verifier("\n".join(f"Patient: {t}" for t in turns), cits)
-        for k, c in enumerate(top):
-            c.p_verify = probs.get(k + 1, 0.0)
-        for c in choices[len(top):]:
-            c.p_verify = 0.0
-
-    @staticmethod
-    def combined(c: EntryChoice, weight: float) -> float:
-        return c.score + (weight * float(np.log(c.p_verify + 1e-3)) if weight and c.p_verify is not None else 0.0)
+        """The verifier's P(answers) for the best candidate entries (reading/consult_checks.py)."""
+        verify(self.verifier, self.settings, turns, choices)
 
     # ------------------------------------------------------------------ reply
     def reply(self, turns: Sequence[str], subject_id: str | None, other_ids: Sequence[str] = (),
@@ -407,7 +368,7 @@ class ConsultReader:
         others = self.partners(subject_id, other_ids, context_ids, p_type)  # as choose decided them
         if s.verify_weight > 0 and self.verifier is not None and len(choices) > 1:
             self.verify(turns, choices)
-            choices.sort(key=lambda c: -self.combined(c, s.verify_weight))
+            choices.sort(key=lambda c: -combined(c, s.verify_weight))
         drug = self.drugs.drugs[subject_id]
         name = drug.display_name
         if not choices:

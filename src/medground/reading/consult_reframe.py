@@ -7,8 +7,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from medground.corpus.sentences import sentences_of
-from medground.reading.consult_text import AUXILIARIES, REFERENTS, WORD, medicine_mentions, name_words, stop_words
+from medground.corpus.sentences import questions, sentences_of
+from medground.reading.consult_settings import ConsultReplySettings
+from medground.reading.consult_text import (AUXILIARIES, REFERENTS, WORD, medicine_mentions, name_words, stop_words,
+                                            without_purpose)
 
 # What may stand in a question that only ties what the patient described to the medicine as its
 # cause ("Is that from the pill?", "Could the medicine be causing that?", "Is it the Norvasc?"):
@@ -113,3 +115,19 @@ def bearing_question(turn: str, names: Sequence[str] = ()) -> str | None:
     if not about:
         return None
     return f"Is this medicine safe with this: {about[-1].rstrip(' .!?,;')}?"
+
+
+def typer_texts(turn: str, names: Sequence[str], kinds: Sequence[str], s: ConsultReplySettings) -> list[str]:
+    """What the typer reads of the last turn, as the settings say: a reframed question when the
+    turn only points back at what it said, else the turn, its question sentences, or both (whose
+    readings are averaged)."""
+    if s.typer_skips_purpose:
+        turn = without_purpose(turn, names)
+    if s.typer_attribution and (full := attribution_question(turn, names, kinds)) is not None:
+        return [full]
+    if s.typer_bearing and (full := bearing_question(turn, names)) is not None:
+        return [full]
+    asked = " ".join(questions(turn))
+    if s.typer_reads == "turn" or not asked or asked == turn.strip():
+        return [turn]
+    return [asked] if s.typer_reads == "question" else [turn, asked]
