@@ -129,7 +129,8 @@ class ConsultReplySettings(BaseModel):
     # one fit years ago. Does that matter?", "… Does that rule it out?") is read by the typer as "Is
     # this medicine safe with this: <what was said>?" (consult_reframe.bearing_question): a condition
     # then reads as contraindications, a substance as interactions; the bare form reads as anything.
-    typer_bearing: bool = Field(False, description="type a bare 'does that matter?' as the question it asks")
+    # Session 33, with safety_as_one: dev 2 of 728 replies gained, 0 lost.
+    typer_bearing: bool = Field(True, description="type a bare 'does that matter?' as the question it asks")
     # The LLM as a judge of meaning for the closest items: "does the patient describe <item>?"
     # (one token, yes/no log-probabilities). MiniLM puts "loose stools" at 0.35 from "diarrhea";
     # the LLM knows they are one thing. An item it affirms (P(yes) > P(no)) counts as matched at
@@ -214,7 +215,7 @@ class ConsultReplySettings(BaseModel):
                                   "yields to the other one when that one names it (session 32)")
     # The same between side effects and warnings: an FDA label files its serious reactions under
     # warnings ("severe and disabling arthralgia" for sore knees on Tradjenta, whose side-effect
-    # entry lists rash and cough).
+    # entry lists rash and cough). Session 33, dev: 3 of 728 replies lost, 0 gained — off.
     effects_siblings: bool = Field(False, description="a side-effects or warnings entry that names nothing said "
                                    "yields to the other one when that one names it")
     # The asked kind of entry is missing (the typer reads "Stendra + a few beers" as an interactions
@@ -224,11 +225,13 @@ class ConsultReplySettings(BaseModel):
     # A child's age the patient gives ("my 9 year old", "my daughter is 6") meets a contraindications
     # or warnings item whose age limit takes it in ("Children under age 12 (extended-release
     # preparations)") at ``lexical_match`` (reading/ages.py): an embedding cannot compare numbers.
-    child_age_items: bool = Field(False, description="a child's stated age meets the items whose age limit takes it in")
+    # Session 33: dev 1 of 728 replies gained, 1 more a firmer right reply, 0 lost.
+    child_age_items: bool = Field(True, description="a child's stated age meets the items whose age limit takes it in")
     # A record holding only one of contraindications and warnings (an FDA label has warnings only)
     # answers a question typed as the other from it when no item matched (consult_types.safety_stand_in):
     # "I had a fit years ago. Does that matter?" on Ampyra is its warnings' "contraindicated in … seizures".
-    safety_as_one: bool = Field(False, description="a question typed contraindications reads the warnings when "
+    # Session 33: with typer_bearing, dev 2 of 728 replies gained (Pradaxa, Ampyra), 0 lost.
+    safety_as_one: bool = Field(True, description="a question typed contraindications reads the warnings when "
                                 "the record has no contraindications entry, and the reverse")
     lacking_kind_near: bool = Field(False, description="a near item answers when the asked kind of entry is "
                                     "missing (session 32, measured)")
