@@ -108,8 +108,9 @@ class UnknownHeading:
 # Raised when the builders change what a database holds; a database built by an older version
 # still loads, with a warning to rebuild (2: drug classes from the book's table captions; 3: a
 # misspelt generic merged into the drug the lexicon knows, and brands only the book's prose names;
-# 4: a prose brand after the generic's salt, "ergotamine tartrate (Cafergot)").
-CATALOG_VERSION = 4
+# 4: a prose brand after the generic's salt, "ergotamine tartrate (Cafergot)"; 5: a drug table's
+# dose-only second record of a drug merged into it, "valproic acid, divalproex (Depakote)").
+CATALOG_VERSION = 5
 
 
 @dataclass

@@ -70,6 +70,8 @@ def test_the_shipped_build_has_no_audit_error(shared_data, tmp_path):
     assert errors == [], errors[:5]
     by_name = {d.generic_name: d for d in catalog.drugs}
     assert "Allegra" not in by_name["loratadine"].brand_names and "Allegra" in by_name["fexofenadine"].brand_names
+    # a drug table's dose-only second record joins the drug's full one (catalog 5)
+    assert "Depakote" in by_name["valproic acid"].brand_names and "valproic acid, divalproex" not in by_name
 
 
 def test_audit_command_exits_1_on_errors(tmp_path):
@@ -94,3 +96,23 @@ def test_a_fragment_of_the_generic_name_is_not_a_synonym():
     assert not is_partial_name("benzathine penicillin", "penicillin g benzathine")
     found = audit([Drug("benzyl-alcohol", "benzyl alcohol", ["Ulesfia"], "Pediculicide", synonyms=["alcohol,"])])
     assert [(f.kind, f.severity) for f in found] == [("partial_name", "error")]
+
+
+def test_a_dose_only_second_record_of_a_drug_is_found_by_its_names():
+    from medground.corpus.drug_audit import same_drug_records
+
+    drugs = [Drug("valproic-acid", "valproic acid", [], "Anticonvulsant"),
+             Drug("valproic-acid-divalproex", "valproic acid, divalproex", ["Depakote"], ""),
+             Drug("17-beta-estradiol", "17-beta-estradiol", [], "Estrogen"),
+             Drug("estradiol", "estradiol", ["Estrace"], "", synonyms=["17 beta-estradiol"]),
+             Drug("conjugated-estrogen", "conjugated estrogen", [], "Estrogen"),
+             Drug("estrogen", "estrogen", [], "", synonyms=["conjugated estrogens", "premarin"]),
+             Drug("estradiol-levonorgestrel", "estradiol levonorgestrel", ["Aviane"], "")]
+    full = {"dosage", "adverse_reactions", "contraindications"}
+    types = {"valproic-acid": full, "17-beta-estradiol": full, "conjugated-estrogen": full,
+             "valproic-acid-divalproex": {"dosage"}, "estradiol": {"dosage"}, "estrogen": {"dosage"},
+             "estradiol-levonorgestrel": {"dosage"}}
+    assert same_drug_records(drugs, types) == {"valproic-acid-divalproex": "valproic-acid",
+                                               "estradiol": "17-beta-estradiol", "estrogen": "conjugated-estrogen"}
+    # a record with entries of its own is its own drug, whatever its names
+    assert same_drug_records(drugs, {**types, "estradiol": {"dosage", "warnings"}}).get("estradiol") is None

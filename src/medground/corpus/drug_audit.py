@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Literal
 
@@ -155,4 +155,33 @@ def misspelt_generics(drugs: Sequence[Drug], lexicon: NameLexicon, near_ratio: f
                 and fuzz.ratio(g, h) >= near_ratio]
         if len(near) == 1:
             out[d.drug_id] = near[0]
+    return out
+
+
+def _fold(name: str) -> str:
+    """A name as two spellings of it agree: lower case, hyphens as spaces, a plural's "s" dropped
+    ("17-beta-estradiol" / "17 beta-estradiol"; "conjugated estrogens" / "conjugated estrogen")."""
+    words = re.sub(r"[-\s]+", " ", name.lower()).split()
+    return " ".join(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in words)
+
+
+def same_drug_records(drugs: Sequence[Drug], entry_types: Mapping[str, set[str]]) -> dict[str, str]:
+    """{drug id: the drug id it duplicates}: a record holding a dosage entry only (a drug table's
+    row) that one of its names calls another record by that record's generic name — a synonym
+    ("estradiol", whose lexicon names hold "17 beta-estradiol", beside the prototype table's
+    "17-beta-estradiol"), or a part of a row that names forms ("valproic acid, divalproex", whose
+    brand Depakote a patient names). Its brands and dose belong to the drug with the full record:
+    a patient on Depakote was answered "no entry on its side effects"."""
+    by_generic: dict[str, list[str]] = defaultdict(list)
+    for d in drugs:
+        by_generic[_fold(d.generic_name)].append(d.drug_id)
+    out: dict[str, str] = {}
+    for d in drugs:
+        if entry_types.get(d.drug_id, set()) != {"dosage"}:
+            continue
+        names = [d.generic_name, *(p.strip() for p in d.generic_name.split(",")), *d.synonyms]
+        hits = {i for n in names for i in by_generic.get(_fold(n), ()) if i != d.drug_id
+                and len(entry_types.get(i, ())) > 1}
+        if len(hits) == 1:
+            out[d.drug_id] = hits.pop()
     return out

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import replace
 from pathlib import Path
 
@@ -161,27 +161,37 @@ class CatalogBuilder:
             drug.drug_class = "; ".join(names)
             self.counts["drug_classes_from_tables"] += 1
 
-    def merge_misspellings(self) -> None:
-        """A drug whose name is a source's misspelling of another's joins it: its name becomes a
-        synonym, its brands and entries move over ("Latanaprost (Xalatan)" of a dosage table is
-        latanoprost, so a patient on Xalatan gets latanoprost's side effects too)."""
-        from medground.corpus.drug_audit import misspelt_generics
+    def merge_duplicates(self) -> None:
+        """A drug that is another under a second record joins it: a source's misspelling of its name
+        ("Latanaprost (Xalatan)" of a dosage table is latanoprost, so a patient on Xalatan gets
+        latanoprost's side effects too), or a drug table's dose-only row naming it
+        ("Valproic acid, divalproex (Depakote)"). Its name becomes a synonym; brands and entries
+        move over."""
+        from medground.corpus.drug_audit import misspelt_generics, same_drug_records
 
-        for wrong, right in misspelt_generics(list(self.drugs.values()), self.lexicon).items():
-            gone, kept = self.drugs.pop(wrong), self.drugs[right]
-            for s in [gone.generic_name, *gone.synonyms]:
-                if s not in kept.synonyms and s != kept.generic_name:
-                    kept.synonyms.append(s)
+        misspelt = misspelt_generics(list(self.drugs.values()), self.lexicon)
+        types: dict[str, set[str]] = defaultdict(set)
+        for a in self.attributes:
+            types[a.drug_id].add(a.type.value)
+        same = {k: v for k, v in same_drug_records(list(self.drugs.values()), types).items()
+                if k not in misspelt and v not in misspelt}
+        for (gone_id, kept_id), why in [*((m, "a misspelling in a source") for m in misspelt.items()),
+                                        *((m, "a second record of it") for m in same.items())]:
+            gone, kept = self.drugs.pop(gone_id), self.drugs[kept_id]
+            for n in [gone.generic_name, *gone.synonyms]:
+                # "estrogen" of a dose-only row is a fragment of "conjugated estrogen", no name of it
+                if n not in kept.synonyms and n != kept.generic_name and not is_partial_name(n, kept.generic_name):
+                    kept.synonyms.append(n)
             self.add_brands(kept, gone.brand_names)
             brands = {normalize_name(b) for b in kept.brand_names}  # a brand is never also a synonym
-            kept.synonyms = [s for s in kept.synonyms if normalize_name(s) not in brands]
+            kept.synonyms = [n for n in kept.synonyms if normalize_name(n) not in brands]
             kept.sources.extend(k for k in gone.sources if k not in kept.sources)
             kept.drug_class = kept.drug_class or gone.drug_class
             for a in self.attributes:
-                if a.drug_id == wrong:
-                    a.drug_id = right
-            self.problems.append(f"{gone.generic_name!r} read as {kept.generic_name!r} (a misspelling in a source)")
-            self.counts["misspellings_merged"] += 1
+                if a.drug_id == gone_id:
+                    a.drug_id = kept_id
+            self.problems.append(f"{gone.generic_name!r} read as {kept.generic_name!r} ({why})")
+            self.counts["misspellings_merged" if why.startswith("a misspelling") else "second_records_merged"] += 1
 
     def finish(self) -> DrugCatalog:
         from medground.corpus.drug_audit import resolve_brand_conflicts
@@ -189,7 +199,7 @@ class CatalogBuilder:
         self.enrich_from_lexicon()
         self.confirm_brands_from_prose()
         self.add_table_classes()  # after every prototype table has given its class
-        self.merge_misspellings()
+        self.merge_duplicates()
         drugs = sorted(self.drugs.values(), key=lambda d: d.drug_id)
         resolved = resolve_brand_conflicts(drugs, self.lexicon)  # one name, one drug
         self.problems += resolved
