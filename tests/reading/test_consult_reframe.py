@@ -43,3 +43,8 @@ def test_that_points_past_the_sentence_naming_the_medicine():
 def test_that_pointing_at_a_second_medicine_is_left_to_the_two_drug_reading():
     turn = "My GP wants me to take ibuprofen for a sprained ankle. Does that matter?"
     assert bearing_question(turn, ["ibuprofen", "lithium"]) is None
+
+
+def test_a_problem_or_a_concern_is_left_to_the_typer():
+    assert bearing_question("I took 8 of them yesterday. Is that a problem?") is None
+    assert bearing_question("My hands have been shaking since last week. Is that a concern?") is None

@@ -6,42 +6,60 @@ from __future__ import annotations
 
 import re
 
-_UNIT = r"(?P<unit>years?|yrs?|months?|mos?|weeks?|wks?)"
-# "9 year old", "9-year-old", "18 months old", "a 6 yr old", "aged 4", "age 10"
-_AGED = re.compile(rf"\b(?P<n>\d{{1,2}})(?:\s*|-){_UNIT}(?:\s*|-)old\b|\bage(?:d)?\s+(?P<m>\d{{1,2}})\b",
-                   re.IGNORECASE)
-# "my daughter is 6", "he's 4", "she just turned 10": a child word in the same sentence says whose age
-_IS = re.compile(r"(?:\bis|'s|\bturned)\s+(?P<n>\d{1,2})(?!\s*(?:mg|mcg|ml|g|kg|lb|lbs|%|"
-                 r"tablets?|pills?|capsules?|times?|hours?|hrs?|days?|doses?|puffs?|drops?|units?|pm|am|o'clock)\b)"
-                 rf"(?:\s*{_UNIT})?", re.IGNORECASE)
-_CHILD = re.compile(r"\b(?:son|daughter|child|children|kid|kids|boy|girl|baby|toddler|infant|grandson|"
-                    r"granddaughter|little one|niece|nephew)\b", re.IGNORECASE)
+_UNIT = r"(?P<unit>years?|yrs?|months?|mos?|weeks?|wks?)\b"
+_NUMBER_WORDS = {w: str(i) for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve "
+                                                 "thirteen fourteen fifteen sixteen seventeen".split())}
+_N = r"(?P<n>\d{1,2}|" + "|".join(_NUMBER_WORDS) + r")"
+_CHILD_WORDS = (r"son|daughter|child|kid|boy|girl|baby|toddler|infant|grandson|granddaughter|grandchild|"
+                r"little one|niece|nephew")
+_CHILD = re.compile(rf"\b(?:{_CHILD_WORDS})s?\b", re.IGNORECASE)
+# The age is a person's: "my 9 year old", "a 4-year-old grandson", "my boy 3yrs old", "aged 4".
+_OLD = re.compile(rf"(?:\b(?:my|our|his|her|your|a|an)\s+|\b(?:{_CHILD_WORDS})s?\s+){_N}(?:\s*|-){_UNIT}(?:\s*|-)old\b"
+                  rf"|\baged?\s+{_N.replace('(?P<n>', '(?P<m>')}\b", re.IGNORECASE)
+# "my daughter is 6", "he's 4", "she just turned 10", "she's 18 months": said of a child or of "he",
+# "she", "who" in a conversation about one — never of a bottle, a dog or a wife ("my son's beagle is 3 years old")
+_IS = re.compile(rf"\b(?P<who>{_CHILD_WORDS}|he|she|who)s?(?:\s+is|'s|\s+just\s+turned|\s+turned)\s+{_N}"
+                 rf"(?:\s*{_UNIT})?(?:\s*old)?(?!\s*(?:mg|mcg|ml|g|kg|lb|lbs|stone|pounds|%|tablets?|pills?|capsules?|"
+                 r"times?|minutes?|mins?|seconds?|hours?|hrs?|days?|doses?|puffs?|drops?|units?|pm|am|o'clock|"
+                 r"miles?|feet|inches|cm|away|late|early|pregnant|weeks pregnant|months pregnant)\b)", re.IGNORECASE)
 # "Children under age 12", "Children <12 years", "younger than 2 months of age", "below the age of 6 months"
 _LIMIT = re.compile(r"(?:under|younger than|less than|below|<)\s*(?:the\s+)?(?:age\s+(?:of\s+)?)?(?P<n>\d{1,2})"
                     rf"(?:\s*{_UNIT})?", re.IGNORECASE)
 _WHO = re.compile(r"child|pediatric|paediatric|infant|age|year|client|patient", re.IGNORECASE)
 
 
+def _int(n: str) -> int:
+    return int(_NUMBER_WORDS.get(n.lower(), n))
+
+
 def _years(n: str, unit: str | None) -> float:
     u = (unit or "y").lower()
-    return int(n) / (12 if u.startswith("mo") else 52 if u.startswith("w") else 1)
+    return _int(n) / (12 if u.startswith("mo") else 52 if u.startswith("w") else 1)
 
 
 def _said(n: str, unit: str | None) -> str:
     u = (unit or "y").lower()
-    article = "an" if n.startswith("8") or int(n) in (11, 18) else "a"
-    return f"{article} {int(n)}-{'month' if u.startswith('mo') else 'week' if u.startswith('w') else 'year'}-old"
+    k = _int(n)
+    article = "an" if str(k).startswith("8") or k in (11, 18) else "a"
+    return f"{article} {k}-{'month' if u.startswith('mo') else 'week' if u.startswith('w') else 'year'}-old"
 
 
 def child_age(text: str) -> tuple[float, str] | None:
-    """(the age in years of the child the text speaks of, the words that give it), or None."""
-    if m := _AGED.search(text):
+    """(the age in years of the child the text speaks of, the words that give it), or None — also
+    when it gives two different ages ("my daughter is 3 …, her brother, who is 14": whose is asked
+    about is not read here)."""
+    ages: dict[float, str] = {}
+    for m in _OLD.finditer(text):
         n = m.group("n") or m.group("m")
-        return _years(n, m.group("unit")), _said(n, m.group("unit"))
-    for sentence in re.split(r"(?<=[.!?])\s+", text):
-        if _CHILD.search(sentence) and (m := _IS.search(sentence)):
-            return _years(m.group("n"), m.group("unit")), _said(m.group("n"), m.group("unit"))
-    return None
+        ages.setdefault(_years(n, m.group("unit")), _said(n, m.group("unit")))
+    about_a_child = bool(_CHILD.search(text))
+    for m in _IS.finditer(text):
+        if m.group("who").lower() in ("he", "she", "who") and not about_a_child:
+            continue
+        ages.setdefault(_years(m.group("n"), m.group("unit")), _said(m.group("n"), m.group("unit")))
+    if len(ages) != 1:
+        return None
+    return next(iter(ages.items()))
 
 
 def age_limit(item: str) -> float | None:

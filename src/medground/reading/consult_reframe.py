@@ -82,9 +82,12 @@ def attribution_question(turn: str, names: Sequence[str] = (), kinds: Sequence[s
 # taking the medicine ("I had a fit ten years ago. Does that matter?", "… Does that rule it out?",
 # "Would that stop me using it?"): the pointer, the predicates of consequence and their fillers.
 # Grammar, not a list fitted to any set. "ok", "fine", "safe" are left out: after a dose ("I take
-# two at night. Is that ok?") they ask about the dose, and the typer reads the turn whole then.
-_BEARING = frozenset("matter matters problem problems issue issues concern rule rules out stop stops prevent "
-                     "prevents mean means difference affect affects change changes".split())
+# two at night. Is that ok?") they ask about the dose, and the typer reads the turn whole then; so are
+# "a problem", "a concern", "an issue": after a new symptom or a dose they ask whether it is the
+# medicine's doing or too much ("My hands have been shaking since last week. Is that a concern?";
+# "I took 8 of them yesterday. Is that a problem?" — a helper's adversarial probes, session 33).
+_BEARING = frozenset("matter matters rule rules out stop stops prevent prevents mean means difference affect "
+                     "affects change changes".split())
 _BEARING_FILLERS = frozenset("a an any anything me i you him her them us my his their still from to with "
                              "use using take taking have having on the at all can't cannot won't don't "
                              "doesn't shouldn't not".split())
