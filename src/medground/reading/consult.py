@@ -378,17 +378,19 @@ class ConsultReader:
             # two of its names asked to be one medicine: the record's names answer, not an entry
             return replace(same, ranked=choices, p_none=p_none)
         best = choices[0]
-        self.check_items(turns[-1] if turns else "", best)
-        matched = distinct([m for m in best.items if m.answers(s.match_at)], [m.text for m in best.items])[: s.max_items]
+
+        def matched_in(choice: EntryChoice) -> list[ItemMatch]:
+            """The choice's items that answer (after the LLM's item check, when on)."""
+            self.check_items(turns[-1] if turns else "", choice)
+            return distinct([m for m in choice.items if m.answers(s.match_at)],
+                            [m.text for m in choice.items])[: s.max_items]
+
+        matched = matched_in(best)
         held, elsewhere = held_and_elsewhere(choices, drug.drug_id, p_type)
         top_type = max(p_type, key=p_type.get) if p_type else None
         if s.safety_as_one and not matched and (stand_in := safety_stand_in(choices, drug.drug_id, top_type, held)):
-            best = stand_in
-            choices = [best, *(c for c in choices if c is not best)]
-            self.check_items(turns[-1] if turns else "", best)
-            matched = distinct([m for m in best.items if m.answers(s.match_at)],
-                               [m.text for m in best.items])[: s.max_items]
-            held = held | {top_type}
+            best, choices = stand_in, [stand_in, *(c for c in choices if c is not stand_in)]
+            matched, held = matched_in(best), held | {top_type}
         near = best.best.similarity if best.best is not None and not best.best.names_something_else else 0.0
         if not matched and no_entry_relates(p_none, top_type, held, elsewhere, s, near):
             if s.record_class and not others and p_none < s.none_above and top_type is A.DRUG_CLASS \

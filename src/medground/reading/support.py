@@ -99,6 +99,14 @@ def stated_causes(sentence: str) -> list[str]:
 
 
 @functools.cache
+def framing_stems() -> frozenset[str]:
+    """Stems of ``FRAMING`` (tokenized once: the claim check runs per sentence and passage)."""
+    from medground.index.text import text_tokenizer
+
+    return frozenset(text_tokenizer().tokenize(FRAMING))
+
+
+@functools.cache
 def asking_stems() -> frozenset[str]:
     """Stems of the stop, framing and asking words (tokenized once: the check runs per entry)."""
     from bm25s.stopwords import STOPWORDS_EN_PLUS
@@ -128,7 +136,8 @@ def split_supported(answer: str, source_text: str, *, exclude: Sequence[str] = (
 
     tok = text_tokenizer()
     source = set(tok.tokenize(source_text))
-    ignore = {t for text in (*exclude, FRAMING) for t in tok.tokenize(text)}
+    framing = framing_stems()
+    ignore = framing.union(*(tok.tokenize(text) for text in exclude))
 
     def content(text: str) -> list[str]:
         return [t for t in tok.tokenize(CITATION_MARK.sub(" ", text)) if t not in ignore]
@@ -143,7 +152,6 @@ def split_supported(answer: str, source_text: str, *, exclude: Sequence[str] = (
     def supported(text: str) -> bool:
         return share_supported(content(text)) and all(share_supported(cause_terms(c)) for c in stated_causes(text))
 
-    framing = {t for t in tok.tokenize(FRAMING)}
     kept, dropped = [], []
     for sentence in answer_sentences(answer):
         if supported(sentence):
