@@ -19,6 +19,8 @@ benchmarks/results/consult.json; imports only the package.
                      55 drugs new to the sets written apart; read first by the session-32 reply)
           apart7     benchmarks/data/consult_apart7.jsonl (session 33; development only, 60 items, 55
                      drugs new to the sets written apart; read by the session's first and last reply only)
+          apart8     benchmarks/data/consult_apart8.jsonl (session 34; development only, 60 items, 52
+                     drugs new to the sets written apart; read by the session's first and last reply only)
           Per set: the reply's cited entry right at drug and drug + attribute level, rubric checks
           (first sentence names the asked item when the entry has it; yes/no agrees with the
           entry; no quoted text outside the cited entries), wrong and right abstention, seconds.
@@ -54,6 +56,7 @@ APART4 = ROOT / "benchmarks" / "data" / "consult_apart4.jsonl"  # session 30: te
 APART5 = ROOT / "benchmarks" / "data" / "consult_apart5.jsonl"  # session 31: development only
 APART6 = ROOT / "benchmarks" / "data" / "consult_apart6.jsonl"  # session 32: development only
 APART7 = ROOT / "benchmarks" / "data" / "consult_apart7.jsonl"  # session 33: development only
+APART8 = ROOT / "benchmarks" / "data" / "consult_apart8.jsonl"  # session 34: development only
 # Which entries (and items) answer each written dialogue, labelled blind to any reply (consult_written.md)
 ENTRY_LABELS = [ROOT / "benchmarks" / "data" / "consult_written_entries.jsonl",
                 ROOT / "benchmarks" / "data" / "consult_conditions_entries.jsonl"]
@@ -351,6 +354,7 @@ def load_sets(names: list[str], split: str, n: int) -> dict[str, list[dict]]:
               "apart5": lambda: apart_items(split, store, APART5, "dev"),
               "apart6": lambda: apart_items(split, store, APART6, "dev"),
               "apart7": lambda: apart_items(split, store, APART7, "dev"),
+              "apart8": lambda: apart_items(split, store, APART8, "dev"),
               "generated": lambda: generated_items(split)}
     out = {}
     for name in names:

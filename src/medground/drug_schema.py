@@ -109,8 +109,9 @@ class UnknownHeading:
 # still loads, with a warning to rebuild (2: drug classes from the book's table captions; 3: a
 # misspelt generic merged into the drug the lexicon knows, and brands only the book's prose names;
 # 4: a prose brand after the generic's salt, "ergotamine tartrate (Cafergot)"; 5: a drug table's
-# dose-only second record of a drug merged into it, "valproic acid, divalproex (Depakote)").
-CATALOG_VERSION = 5
+# dose-only second record of a drug merged into it, "valproic acid, divalproex (Depakote)"; 6: a brand
+# that is another record's generic name dropped, "aspirin" under salicylic acid).
+CATALOG_VERSION = 6
 
 
 @dataclass

@@ -31,6 +31,16 @@ def test_audit_names_each_conflict():
     assert local_route(Drug("erythromycin", "erythromycin", [], "Ocular Antibacterials")) == "ophthalmic"
 
 
+def test_a_brand_that_is_another_drugs_generic_is_an_error_and_the_build_drops_it():
+    drugs = [Drug("aspirin", "aspirin", [], "Salicylate"),
+             Drug("salicylic-acid", "salicylic acid", ["aspirin", "Salex"], "Keratolytic")]
+    found = {(f.kind, f.name): f for f in audit(drugs)}
+    assert found[("brand_is_generic", "aspirin")].drug_ids == ("salicylic-acid", "aspirin")
+    changes = resolve_brand_conflicts(drugs, NameLexicon())
+    assert drugs[1].brand_names == ["Salex"] and len(changes) == 1
+    assert not [f for f in audit(drugs) if f.severity == "error"]
+
+
 def test_known_distinct_drugs_are_not_near_duplicates():
     drugs = [Drug("citalopram", "citalopram"), Drug("escitalopram", "escitalopram")]
     assert any(f.kind == "near_duplicate" for f in audit(drugs))

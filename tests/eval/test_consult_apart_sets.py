@@ -19,7 +19,7 @@ def rows(name: str) -> list[dict]:
 @pytest.mark.parametrize("name,n", [("consult_apart.jsonl", 40), ("consult_apart2.jsonl", 48),
                                     ("consult_apart3.jsonl", 60), ("consult_apart4.jsonl", 50),
                                     ("consult_apart5.jsonl", 60), ("consult_apart6.jsonl", 60),
-                                    ("consult_apart7.jsonl", 60)])
+                                    ("consult_apart7.jsonl", 60), ("consult_apart8.jsonl", 60)])
 def test_shape(name, n):
     data = rows(name)
     assert len(data) == n and len({d["id"] for d in data}) == n
@@ -32,7 +32,7 @@ def test_shape(name, n):
 
 @pytest.mark.parametrize("name", ["consult_apart2.jsonl", "consult_apart3.jsonl", "consult_apart4.jsonl",
                                   "consult_apart5.jsonl", "consult_apart6.jsonl",
-                                  "consult_apart7.jsonl"])
+                                  "consult_apart7.jsonl", "consult_apart8.jsonl"])
 def test_every_answer_item_is_in_its_cited_source(shared_data, name):
     for d in rows(name):
         if not d["answer_item"]:

@@ -312,6 +312,23 @@ def test_reply_mode_asks_which_medicine_when_none_is_named_and_names_an_unknown_
     assert ans.outcome == "insufficient_evidence" and ans.metadata["unknown_drugs"] == {"coumadex": ["Warfarin"]}
 
 
+def test_a_drug_named_only_by_the_pharmacist_is_the_subject(drug_engine):
+    pytest.importorskip("onnxruntime")
+    q = Question(qid="r4", dataset="unit", question="Patient: Yes, that one. Could the stomach bleeding come from it?",
+                 context="Patient: I take a painkiller every day for my back.\nPharmacist: Is that the Advil?")
+    ans = _reply_pipe(ScriptedLLM(_tool_reply("never used")), drug_engine).answer(q)
+    assert ans.outcome == "answered" and ans.citations[0].chapter == "Ibuprofen"
+    # off: the pharmacist's words are not read, and the reply asks which medicine
+    pipe = DrugRagPipeline(ScriptedLLM(_tool_reply("never used")), drug_engine,
+                           DrugRagSettings(query="subject", answer="reply", staff_named_subject=False))
+    assert pipe.answer(q).outcome == "needs_clarification"
+    # the patient says no: the pharmacist's guess is not the subject
+    denied = Question(qid="r5", dataset="unit", question="Patient: No, the other one. Could it upset my stomach?",
+                      context="Patient: My little white pill makes me queasy.\nPharmacist: Is that the Advil?")
+    assert _reply_pipe(ScriptedLLM(_tool_reply("never used")), drug_engine).answer(denied).outcome == \
+        "needs_clarification"
+
+
 def test_reply_mode_verifier_reranks_with_the_llm_when_weighted(drug_engine):
     pytest.importorskip("onnxruntime")
 

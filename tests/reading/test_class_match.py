@@ -15,6 +15,12 @@ from medground.reading.class_match import class_alternatives, named_class
     ("Angiotensin II receptor blocker (ARB)", "Angiotensin-converting enzyme inhibitors", None),
     ("Oral Diabetes Drugs", "Oral contraceptives", None),
     ("", "Anything", None),
+    # "Beta-adrenergic blocker" is a beta blocker; an "e.g." parenthesis lists the item's members
+    ("Beta-adrenergic blocker", "Drugs that slow heart rate or atrioventricular conduction (e.g., beta blockers, "
+     "digoxin, diltiazem, or verapamil)", "Beta-adrenergic blocker"),
+    ("Alpha-adrenergic blocker", "Beta-adrenergic blockers", None),
+    ("Calcium channel blocker", "Drugs that slow heart rate (e.g., beta blockers, digoxin)", None),
+    ("Beta-adrenergic blocker", "Digoxin (increases its effect; beta blockers)", None),  # a note, not examples
 ])
 def test_named_class(drug_class, item, expected):
     assert named_class(drug_class, item) == expected

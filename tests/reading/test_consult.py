@@ -127,6 +127,17 @@ def test_a_drug_of_an_earlier_turn_is_the_second_drug_of_an_interaction_question
 
 
 
+def test_another_named_drugs_entry_answers_only_about_the_subject(reader):
+    # on Zestril, "ok with soy milk?" is not answered by Synthroid's "Soy": that entry would say what
+    # Synthroid does with soy, not Zestril
+    turns = ["I take Synthroid every morning.", "My doctor just added Zestril. Is the new one ok with soy milk?"]
+    r = reader.reply(turns, "lisinopril", [], ["levothyroxine"])
+    assert "Soy" not in r.matched and r.first_sentence.startswith("The database does not list Lisinopril")
+    loose = reader.__class__(reader.drugs, reader.typer, reader.embedder,
+                             reader.settings.model_copy(update={"partner_reads_subject": False}))
+    assert "Soy" in loose.reply(turns, "lisinopril", [], ["levothyroxine"]).matched
+
+
 def test_two_drugs_neither_listing_the_other_show_both_lists(reader):
     r = reader.reply(["I'm on Coumadin. Is Diflucan okay with it?"], "fluconazole", ["warfarin"])
     assert r.outcome == "answered" and "do not name Warfarin" in r.first_sentence

@@ -48,3 +48,18 @@ def test_that_pointing_at_a_second_medicine_is_left_to_the_two_drug_reading():
 def test_a_problem_or_a_concern_is_left_to_the_typer():
     assert bearing_question("I took 8 of them yesterday. Is that a problem?") is None
     assert bearing_question("My hands have been shaking since last week. Is that a concern?") is None
+
+
+def test_a_question_about_taking_both_says_so():
+    from medground.reading.consult_reframe import asks_about_both
+
+    assert asks_about_both("New cardiologist just added Lipitor. Should I be worried taking both??")
+    assert asks_about_both("Is it OK to have them together?")
+    assert not asks_about_both("Both of my kids have colds. Is it ok for them?")  # not in the question
+    assert not asks_about_both("Is it safe in pregnancy?")
+    # a helper's probes: two symptoms, two doses, a time of day, food, juice
+    for turn in ["Is it normal to get both?", "If I forget can I just take both doses together at night?",
+                 "Does it matter if I take it at the same time of day every day?",
+                 "Should the prednisone be taken together with food?", "Can I crush it and mix it into his juice?"]:
+        assert not asks_about_both(turn), turn
+    assert asks_about_both("Is it ok to take aspirin on top of that?") and asks_about_both("is it safe to be on both?")

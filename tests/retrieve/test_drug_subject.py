@@ -49,6 +49,26 @@ def test_someone_elses_medicine_loses_to_the_users_own(retriever):
     assert _subject(retriever, turns)[0] == "ibuprofen"
 
 
+def test_a_medicine_being_started_is_the_patients_own(retriever):
+    # "starting me on X. I already take Y — anything I should know?" asks about the new medicine
+    turns = ["My doctor is starting me on Coumadin. I already take Advil for my back - anything I should know?"]
+    assert _subject(retriever, turns)[0] == "warfarin"
+    assert _subject(retriever, ["They put me on Coumadin and I take Advil too. Any problem?"])[0] == "warfarin"
+
+
+def _new(retriever, turns, weight=1.0):
+    return [s.drug_id for s in resolve_subjects(retriever, turns, new_weight=weight)]
+
+
+def test_a_new_medicine_weighs_more_and_the_new_one_points_back_to_it(retriever):
+    turns = ["My mum's prescriptions came and there's a new one in there called Coumadin.",
+             "She's on Advil for her hips. So what's the new one actually for?"]
+    assert _new(retriever, turns)[0] == "warfarin"
+    assert _new(retriever, turns, weight=0.0)[0] == "ibuprofen"  # off: the drug named in the question
+    # the new one named in the question itself is that one
+    assert _new(retriever, ["I take Coumadin.", "They just added Advil. What is the new one for?"])[0] == "ibuprofen"
+
+
 def test_a_drug_the_user_stopped_loses(retriever):
     turns = ["I was on Advil.", "I stopped taking Coumadin last year.", "how much should I take?"]
     assert _subject(retriever, turns)[0] == "ibuprofen"
@@ -260,3 +280,10 @@ def test_a_drug_the_lexicon_knows_is_never_read_as_the_nearest_name_of_another(r
     assert not retriever.names_another_drug("warfarn", "warfarin")  # a misspelling the lexicon does not know
     assert [m.drug_id for m in retriever.find_drugs("can I take warfarinol?")] == []
     assert [m.drug_id for m in retriever.find_drugs("can I take warfarn?")] == ["warfarin"]
+
+
+def test_a_combinations_components_named_one_by_one_name_the_combination(retriever):
+    # the database holds carbidopa/levodopa as one product; "levodopa carbidopa" names it
+    assert _subject(retriever, ["levodopa carbidopa what will these drugs do to me if i take alcohol"])[0] == \
+        "carbidopa-levodopa"
+    assert _subject(retriever, ["I take levodopa. Can I drink alcohol?"])[0] == "levodopa"  # one part: that part

@@ -3,6 +3,8 @@
 - ``brand_of_several`` (error): one brand name listed under two generics ("Allegra" under
   fexofenadine and loratadine): a patient naming it would get either drug's entries.
 - ``name_of_several`` (error): a name that is one drug's brand and another drug's synonym.
+- ``brand_is_generic`` (error): a brand that is another drug's generic name ("aspirin" under
+  salicylic acid as well as its own record): every mention of it would name two drugs.
 - ``near_duplicate`` (warning): two drugs whose generic names differ by a letter or two
   ("latanaprost" / "latanoprost"): probably one drug split by a misspelling in a source.
 - ``local_route_only`` (info): every entry of the drug describes a product for a local route (an
@@ -87,6 +89,13 @@ def audit(drugs: Sequence[Drug], *, lexicon: NameLexicon | None = None, near_rat
             found.append(AuditFinding("name_of_several", "error", name, tuple(sorted(ids | others)),
                                       f"{name!r} is a brand of {', '.join(sorted(ids))} and a synonym of "
                                       f"{', '.join(sorted(others))}"))
+    generic_of = {d.generic_name: d.drug_id for d in drugs}
+    for d in drugs:
+        for b in d.brand_names:
+            other = generic_of.get(normalize_name(b))
+            if other is not None and other != d.drug_id:
+                found.append(AuditFinding("brand_is_generic", "error", normalize_name(b), (d.drug_id, other),
+                                          f"the brand {b!r} of {d.drug_id} is the generic name of {other}"))
     generics = sorted((d.generic_name, d.drug_id) for d in drugs if "/" not in d.generic_name)
     known = set(lexicon.canonical_to_variants) if lexicon else set()  # citalopram and escitalopram are two drugs
     for i, (g, gid) in enumerate(generics):
@@ -116,6 +125,15 @@ def resolve_brand_conflicts(drugs: Sequence[Drug], lexicon: NameLexicon) -> list
     is dropped from the synonyms."""
     changes: list[str] = []
     by_id = {d.drug_id: d for d in drugs}
+    # another drug's generic name is that drug's, never a brand of this one (the book's "Salicylic
+    # acid (aspirin, …)" beside aspirin's own record)
+    generic_of = {d.generic_name: d.drug_id for d in drugs}
+    for d in drugs:
+        taken = [b for b in d.brand_names if generic_of.get(normalize_name(b), d.drug_id) != d.drug_id]
+        if taken:
+            d.brand_names = [b for b in d.brand_names if b not in taken]
+            changes += [f"brand {normalize_name(b)!r}: dropped from {d.drug_id}, the generic name of "
+                        f"{generic_of[normalize_name(b)]}" for b in taken]
     brand_of: dict[str, set[str]] = defaultdict(set)
     for d in drugs:
         for b in d.brand_names:

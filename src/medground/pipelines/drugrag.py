@@ -48,7 +48,7 @@ from medground.reading.addressing import asking_sentences, unaddressed_terms, vo
 from medground.reading.consult_settings import ConsultReplySettings
 from medground.reading.citations import cited_numbers
 from medground.reading.support import Support, passage_support, quote, quoted_answer
-from medground.retrieve.drug_subject import ASKED_WEIGHT
+from medground.retrieve.drug_subject import ASKED_WEIGHT, NEW_WEIGHT
 from medground.retrieve.engine import RetrievalEngine
 from medground.schema import Answer, Citation, Evidence, Query, Question
 
@@ -92,6 +92,14 @@ class DrugRagSettings(BaseModel):
     # me carafate along with my omeprazole. How does the carafate work?" is about sucralfate.
     # Session 29, dev: 3 of 606 replies gained (apart3), 0 lost; 0 turns it off.
     asked_subject_weight: float = Field(ASKED_WEIGHT, ge=0.0)
+    # The pharmacist asks about a drug ("Is that the metformin?") and the patient says yes ("Yes,
+    # that one. …"), or names none and does not say no: that drug is the subject, instead of
+    # "Which medicine do you mean?" (found by session 33's probes; retrieve/drug_subject.staff_named).
+    staff_named_subject: bool = True
+    # A medicine being started or just added weighs this much more as the subject ("My nurse is
+    # starting me on Mayzent. I already take metoprolol — anything I should know?" is about Mayzent,
+    # metoprolol read beside it); 0 turns it off. Session 34.
+    new_subject_weight: float = Field(NEW_WEIGHT, ge=0.0)
     # "tool_call": the LLM distills the consultation into search_engine(keywords) (RagPULSE).
     # "subject": when a drug the patient named is recognised, the keywords are its name + the
     # last turn, no LLM call (measured better on the multi-turn set: benchmarks/consult.py);
@@ -129,12 +137,20 @@ class DrugRagPipeline:
         self._reader = None  # reading.consult.ConsultReader, built on first use
 
     def subjects(self, dialogue: str) -> list:
-        from medground.retrieve.drug_subject import resolve_subjects, user_turns
+        from medground.retrieve.drug_subject import Subject, resolve_subjects, staff_named, user_turns
 
         drugs = getattr(self.engine.retriever("drugs"), "retriever", None)
         if not self.settings.candidates or drugs is None:
             return []
-        return resolve_subjects(drugs, user_turns(dialogue), asked_weight=self.settings.asked_subject_weight)
+        found = resolve_subjects(drugs, user_turns(dialogue), asked_weight=self.settings.asked_subject_weight,
+                                 new_weight=self.settings.new_subject_weight)
+        named = staff_named(drugs, dialogue) if self.settings.staff_named_subject else None
+        if named is not None and (named[1] or not found):
+            # "Is that the metformin?" — "Yes, that one. …" (or no medicine named by the patient at all)
+            mention, _ = named
+            top = found[0].score + 0.1 if found else 0.0
+            found = [Subject(mention.drug_id, top, [mention]), *(s for s in found if s.drug_id != mention.drug_id)]
+        return found
 
     def distill(self, dialogue: str, tally: Tally, subjects: list | None = None
                 ) -> tuple[Query, str | None, ConsultDetail]:

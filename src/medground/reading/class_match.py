@@ -34,7 +34,9 @@ _WORD = re.compile(r"[a-z0-9]+")  # "proton-pump" is "proton pump"
 # Nouns every class label may carry without saying which class ("Antiviral agent", "Oral
 # diabetes drugs"): an item need not repeat them.
 _FILLER = {"drug", "drugs", "agent", "agents", "medication", "medications", "medicine", "medicines",
-           "class", "other", "the", "for", "of", "used"}
+           "class", "other", "the", "for", "of", "used",
+           # "Beta-adrenergic blocker" is a "beta blocker" (alpha and beta still tell them apart)
+           "adrenergic"}
 # Words an item may add to a class's name and still name it ("Oral anticoagulants", "Other
 # antiplatelet agents", "Concomitant use of MAOIs").
 _MODIFIERS = {"oral", "systemic", "concomitant", "use", "all", "some", "certain", "similar"}
@@ -80,9 +82,19 @@ def class_alternatives(drug_class: str) -> tuple[tuple[str, frozenset[str]], ...
     return tuple(out)
 
 
+# A parenthesis that lists members of the item's group ("Drugs that slow heart rate … (e.g., beta
+# blockers, digoxin, diltiazem, or verapamil)"): its parts are named by the item too.
+_EXAMPLES = re.compile(r"^\s*(e\.\s?g\.?|eg\b|such as|including|for example)\s*,?", re.IGNORECASE)
+
+
 def item_parts(item: str) -> list[frozenset[str]]:
-    """The words of each part of an interactions item, its parenthetical notes and modifiers left out."""
-    parts = (frozenset(_words(p) - _MODIFIERS) for p in _ALTERNATIVES.split(_PAREN.sub(" ", item)))
+    """The words of each part of an interactions item, modifiers left out; a parenthetical note is
+    left out unless it lists examples ("(e.g., beta blockers, digoxin)")."""
+    texts = _ALTERNATIVES.split(_PAREN.sub(" ", item))
+    for paren in _PAREN.finditer(item):
+        if _EXAMPLES.match(paren.group(1)):
+            texts += _ALTERNATIVES.split(_EXAMPLES.sub(" ", paren.group(1)))
+    parts = (frozenset(_words(p) - _MODIFIERS) for p in texts)
     return [p for p in parts if p]
 
 
@@ -126,6 +138,10 @@ def mark_named(matches: Sequence[ItemMatch], others: Sequence[Drug], at: float, 
                     label = other.display_name
             else:
                 label = named_class(other.drug_class, m.text) if other.drug_class else None
+                if label is None and any(_EXAMPLES.match(p.group(1)) and whole_name(n).search(p.group(1))
+                                         for p in _PAREN.finditer(m.text)
+                                         for n in (other.generic_name, *other.brand_names)):
+                    label = other.display_name  # named among the item's examples ("e.g., … digoxin")
             if label is not None and m.similarity < at:
                 m.similarity, m.phrase, m.class_of = at, label, other.display_name
                 break

@@ -39,7 +39,7 @@ from medground.reading.described import described_in, masked_for
 from medground.reading.consult_settings import CHECKED_TYPES, TERM_TYPES, ConsultReplySettings
 from medground.reading.ages import child_age, names_the_childs_age
 from medground.reading.consult_checks import check_items, combined, verify
-from medground.reading.consult_reframe import typer_texts
+from medground.reading.consult_reframe import asks_about_both, typer_texts
 from medground.reading.consult_text import (
     clinical_terms,
     purpose_phrases,
@@ -68,6 +68,7 @@ from medground.reading.consult_types import (
     part_of,
     record_citation,
     safety_sibling_first,
+    subject_phrases,
     SAFETY_PAIR,
     EFFECT_PAIR,
     word_set,
@@ -128,9 +129,12 @@ class ConsultReader:
         named_now = self.partners(subject_id, other_ids)
         p_type, p_none = self.type_probabilities(question, ItemSpace.drug_names(subject, named_now)[1:],
                                                  kinds=(subject.drug_class, subject.generic_name))
-        others = self.partners(subject_id, other_ids, context_ids, p_type)
+        both = s.both_reads_together and asks_about_both(question)
+        others = self.partners(subject_id, other_ids, context_ids, p_type, both)
         names = ItemSpace.drug_names(subject, others)
-        if others and p_type and s.named_pair_reads == "together":  # a question about taking them together
+        # about taking them together: both named now (when so set), or "both" pointing back
+        pair_together = s.named_pair_reads == "together" or (both and not self.partners(subject_id, other_ids))
+        if others and p_type and pair_together:
             p_type = {t: p for t, p in p_type.items()}
             p_type[A.INTERACTIONS] = max(p_type.get(A.INTERACTIONS, 0.0), max(p_type.values()))
         rare = self.space.rare_words(question if s.rare_from == "turn" else " ".join(questions(question)), names)
@@ -142,7 +146,9 @@ class ConsultReader:
         substances = self.space.substance_words() if s.substances_apart else frozenset()
         # An entry is matched against the *other* named drugs (what an interactions entry would
         # list), never against its own drug's name and class; every phrase is embedded once.
-        per_drug = {d.drug_id: self.space.phrases(turns, names, [o for o in named if o is not d]) for d in named}
+        per_drug = {d.drug_id: (self.space.phrases(turns, names, [o for o in named if o is not d])
+                                if d is subject or not s.partner_reads_subject else subject_phrases(subject))
+                    for d in named}
         # the LLM's terms, where they are not the patient's own words, come last at full weight;
         # they reach only entries of TERM_TYPES
         said = {p for ps in per_drug.values() for p, _ in ps}
@@ -315,10 +321,10 @@ class ConsultReader:
         return clinical_terms(self.term_writer(said), names, self.settings.clinical_terms_max)
 
     def partners(self, subject_id: str, other_ids: Sequence[str], context_ids: Sequence[str] = (),
-                 p_type: dict[AttributeType, float] | None = None) -> list[Drug]:
+                 p_type: dict[AttributeType, float] | None = None, both: bool = False) -> list[Drug]:
         """The drugs asked about with the subject: those named in the last turn, else (when the
-        last turn most likely asks about an interaction) those of earlier turns; never the subject
-        or a part of it."""
+        last turn most likely asks about an interaction, or ``both``: it asks about taking two at
+        once) those of earlier turns; never the subject or a part of it."""
         subject = self.drugs.drugs[subject_id]
 
         def known(ids: Sequence[str]) -> list[Drug]:
@@ -326,7 +332,7 @@ class ConsultReader:
                     if not part_of(subject, d)]
 
         now = known(other_ids)
-        if now or not p_type or max(p_type, key=p_type.get) is not A.INTERACTIONS:
+        if now or not p_type or (max(p_type, key=p_type.get) is not A.INTERACTIONS and not both):
             return now
         return known(context_ids)
 

@@ -25,6 +25,7 @@ from medground.reading.consult_text import (
     with_parts,
 )
 from medground.reading.consult_types import word_set
+from medground.reading.label_items import is_label, label_items
 
 
 # Words of a mined plain name that say "a medicine" and nothing of which one ("certain
@@ -71,7 +72,9 @@ class ItemSpace:
             glossary = load_glossary() if s.lay_glosses else {}
             vocabulary = self._vocabulary()
             # A label section can list hundreds of lines; its first ones carry its gist.
-            listed = [list(dict.fromkeys(split_items(a.text)))[: s.max_entry_items] for a in self.entries(drug_id)]
+            listed = [(label_items(split_items(a.text)) if s.label_scaffolding and is_label(a.source)
+                       else list(dict.fromkeys(split_items(a.text))))[: s.max_entry_items]
+                      for a in self.entries(drug_id)]
             named_members = [s.item_members and a.type in TERM_TYPES for a in self.entries(drug_id)]
             items = [with_parts(its, m) for its, m in zip(listed, named_members)]
             # each member an item names in parentheses → that item (a member that is an item of

@@ -134,3 +134,27 @@ def typer_texts(turn: str, names: Sequence[str], kinds: Sequence[str], s: Consul
     if s.typer_reads == "turn" or not asked or asked == turn.strip():
         return [turn]
     return [asked] if s.typer_reads == "question" else [turn, asked]
+
+
+# A question about taking two medicines at once says so in words of its own ("Should I be worried
+# taking both?", "Is it OK to have them together?"): a drug of the earlier turns is then its second
+# drug, whatever kind of entry the typer reads. Grammar of co-administration, no drug or item word.
+_TAKING = r"(?:take|takes|taking|took|taken|have|having|use|using|on|with|mix|mixing|combine|combining)"
+_MEDICINE_NOUN = r"(?:of\b|together\b|at\b|medicines?\b|meds\b|drugs?\b|tablets\b|pills\b|[?.!,]|$)"
+_BOTH = re.compile(
+    # "taking both??", "on both", "take both of them" — not "take both doses", "get both", "both knees"
+    rf"\b{_TAKING}\s+(?:them\s+|these\s+|those\s+)?both\s*{_MEDICINE_NOUN}"
+    # "have them together" — not "taken together with food"
+    rf"|\b{_TAKING}\s+(?:\w+\s+){{0,2}}together\b(?!\s+with\s+(?:food|a\s+meal|meals|milk|water|juice|breakfast|"
+    rf"lunch|dinner|tea|coffee))"
+    # "at the same time" — not "at the same time of day / every day"
+    r"|\bat\s+the\s+same\s+time\b(?!\s+(?:of|each|every)\b)"
+    r"|\balongside\b|\bwith\s+each\s+other\b|\bon\s+top\s+of\s+(?:it|that|them|this)\b"
+    r"|\b(?:mix|mixing|combine|combining)\s+(?:them|these|those|the\s+two)\b",
+    re.IGNORECASE)
+
+
+def asks_about_both(turn: str) -> bool:
+    """The turn's question asks about taking two medicines at once ("… taking both??")."""
+    # two doses of one medicine are no two medicines ("take both doses together")
+    return any("dose" not in m.group(0).lower() for q in questions(turn) for m in _BOTH.finditer(q))

@@ -51,6 +51,11 @@ class ConsultReplySettings(BaseModel):
     verify_candidates: int = Field(4, ge=2)
     verify_chars: int = Field(300, ge=40, description="characters of each entry the verifier reads")
     prose_quote: int = Field(2, ge=1, description="sentences quoted from a prose entry (a label section)")
+    # An FDA label section's scaffolding — headings, the reporting boilerplate, a table's caption,
+    # header and count rows, its MedDRA organ-class rows — is no item a patient's words should meet
+    # ("like ages" met Belsomra's "Mean Age (years)"); reading/label_items.py. Session 34.
+    label_scaffolding: bool = Field(True, description="leave an FDA label section's headings, boilerplate and "
+                                    "table header rows out of its items")
     max_entry_items: int = Field(60, ge=1, description="items of one entry matched (a label section's first lines)")
     quote_chars: int = Field(320, ge=40, description="a quoted line is cut to its opening sentences within this")
     # A word of the patient's that is rare in the database and stands in an item ("spinach" in
@@ -233,6 +238,16 @@ class ConsultReplySettings(BaseModel):
     # Session 33: with typer_bearing, dev 2 of 728 replies gained (Pradaxa, Ampyra), 0 lost.
     safety_as_one: bool = Field(True, description="a question typed contraindications reads the warnings when "
                                 "the record has no contraindications entry, and the reverse")
+    # "Should I be worried taking both?" (consult_reframe.asks_about_both): the drug of an earlier turn
+    # is read beside the subject, as a question about the two together, whatever the typer's top kind
+    # (before, only an interactions reading brought it in). Session 34.
+    both_reads_together: bool = Field(True, description="a question about taking 'both' / 'together' reads "
+                                      "the earlier turns' drug beside the subject")
+    # Another named drug's interactions entry answers only about the subject: it is matched against
+    # the subject's name and class, not the patient's other words (on Zetia, "safe with grapefruit?"
+    # was answered from Lipitor's "Grapefruit juice"; a helper's probe). Session 34.
+    partner_reads_subject: bool = Field(True, description="another named drug's entries are matched against "
+                                        "the subject's name and class only")
     lacking_kind_near: bool = Field(False, description="a near item answers when the asked kind of entry is "
                                     "missing (session 32, measured)")
     clinical_terms_max: int = Field(3, ge=1, le=8, description="terms kept from the LLM's list")

@@ -96,7 +96,8 @@ def with_parts(items: Sequence[str], named_members: bool = False) -> list[str]:
         out.append(item)
         if "/" in item and not re.search(r"\d", item) and len(item.split()) <= 8:
             parts = [p.strip() for p in item.split("/")]
-            if all(len(WORD.findall(p)) and len(p) >= 3 for p in parts):
+            # parts of a few words each: "Spinal/Epidural Anesthesia or Puncture" is one thing
+            if all(len(WORD.findall(p)) and len(p) >= 3 and len(p.split()) <= 3 for p in parts):
                 out += parts
         head = item.split(" (", 1)[0].strip()
         if head != item and len(head) >= 3 and len(item) <= 80 and not re.search(r"\d", item):

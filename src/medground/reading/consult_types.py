@@ -115,6 +115,13 @@ def safety_stand_in(choices: Sequence[EntryChoice], subject_id: str, asked: Attr
                  and c.attribute.type is not asked), None)
 
 
+def subject_phrases(subject: Drug) -> list[tuple[str, float]]:
+    """What another named drug's interactions entry is matched against: the subject's name and
+    class, not the rest of what the patient said ("Are the new ones [Zetia] safe with grapefruit?"
+    is not answered by Lipitor's "Grapefruit juice")."""
+    return [(subject.generic_name, 1.0)] + ([(subject.drug_class, 1.0)] if subject.drug_class else [])
+
+
 EFFECT_PAIR = frozenset({A.ADVERSE_REACTIONS, A.WARNINGS})
 
 

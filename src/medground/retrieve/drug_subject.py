@@ -25,7 +25,8 @@ from medground.corpus.sentences import questions
 from medground.retrieve.drugs import DrugRetriever
 
 _OWN = re.compile(r"\b(my|i take|i'm taking|i am taking|i'm on|i am on|i('ve| have) been (taking|on)|"
-                  r"started (me )?on|prescribed( me)?|gave me|taking|(script|prescription|rx) for)\W+(\w+\W+){0,2}$")
+                  r"start(s|ed|ing)? (me )?on|put(s|ting)? me on|switch(ed|ing)? me (over )?to|"
+                  r"prescribed( me)?|gave me|taking|(script|prescription|rx) for)\W+(\w+\W+){0,2}$")
 # Someone else's medicine: "my husband takes X", "my sister said X is safer" — until the patient
 # speaks of themself again ("my wife is on X, but I take Y": Y is the patient's).
 _THIRD = re.compile(r"\b(husband|wife|partner|sister|brother|mother|mom|mum|mummy|mommy|mam|father|dad|daddy|"
@@ -46,8 +47,19 @@ _TAKE_THEIRS = re.compile(
 _FIRST_PERSON = re.compile(r"\b(i|i'm|i've|i'd|me|my|mine|myself)\b")
 # A mention this close to a name is the name, not a guess (exact 1.0, synonym 0.9).
 NAMED_OUTRIGHT = 0.9
+# A medicine being started ("starting me on X. I already take Y — anything I should know?"): what
+# the question is about; the one already taken is context, and is read beside it as a partner.
+_NEW = re.compile(r"\b(start(s|ed|ing)? (me |him |her |them )?on|put(s|ting)? (me |him |her |them )?on|"
+                  r"(just |has |have |'ve )?(added|adding|add)|new (prescription|script|rx) for|"
+                  r"switch(ed|ing)? (me |him |her |them )?(over )?to|begin(s|ning)? (me )?on)\W+(\w+\W+){0,2}$"
+                  r"|\bnew\W+$|\bnew (one|medicine|medication|tablet|pill|drug|prescription)s?\b[^.?!]{0,30}\b(called|named)\W+$")
+# "What's the new one for?": the drug marked new in an earlier turn is the one asked about.
+_THE_NEW_ONE = re.compile(r"\bthe new (one|ones|medicine|medication|tablets?|pills?|drug|prescription|stuff|capsules?)\b",
+                          re.IGNORECASE)
 _LEFT = re.compile(r"\b(used to (take|be on)|stopped( taking)?|switched (me )?(off|from)|no longer (take|on)|"
                    r"instead of|quit|came off|weaned off)\W+(\w+\W+){0,2}$")
+# "switched me from simvastatin to atorvastatin": the drug after "to" is the one switched to
+_SWITCHED_TO = re.compile(r"\b(switch|chang)(ed|ing)?\b[^.?!]{0,40}\bto\W+$")
 
 
 @dataclass(slots=True)
@@ -60,6 +72,7 @@ class Mention:
     own: bool = False
     left: bool = False
     third_party: bool = False
+    new: bool = False  # being started or just added
     how: str = ""  # the retriever's account: "exact brand 'zestril'", "fuzzy 'dilantin'→'dolantin' (88)"
 
 
@@ -83,8 +96,9 @@ def mentions(retriever: DrugRetriever, turns: list[str]) -> list[Mention]:
             score = m.score
             out.append(Mention(m.drug_id, t, pos if pos >= 0 else len(low), m.span, score,
                                own=bool(_OWN.search(before)) and not _THIRD.search(before),
-                               left=bool(_LEFT.search(before)), third_party=bool(_THIRD.search(before)),
-                               how=m.how))
+                               left=bool(_LEFT.search(before)) and not _SWITCHED_TO.search(before),
+                               third_party=bool(_THIRD.search(before)),
+                               new=bool(_NEW.search(before) or _SWITCHED_TO.search(before)), how=m.how))
         # "my husband takes amlodipine and was just prescribed simvastatin": a drug named further
         # on in the same sentence, with no first person between, is the same person's
         here = sorted((m for m in out if m.turn == t), key=lambda m: m.position)
@@ -107,6 +121,8 @@ def mentions(retriever: DrugRetriever, turns: list[str]) -> list[Mention]:
 # What a drug named in the last turn's question sentences adds to its subject score (the drugrag
 # pipeline's ``asked_subject_weight``; session 29, dev 3 of 606 replies gained, 0 lost).
 ASKED_WEIGHT = 1.0
+# What a medicine being started or just added adds to its subject score (``new_subject_weight``).
+NEW_WEIGHT = 0.5
 
 
 _FUZZY = re.compile(r"fuzzy '([^']+)'→'([^']+)'")
@@ -133,11 +149,12 @@ def read_as_note(subject: Subject, drug) -> str:
     return f" (I read “{written}” as {name.title()}{also}.)"
 
 
-def resolve_subjects(retriever: DrugRetriever, turns: list[str], *, asked_weight: float = ASKED_WEIGHT
-                     ) -> list[Subject]:
+def resolve_subjects(retriever: DrugRetriever, turns: list[str], *, asked_weight: float = ASKED_WEIGHT,
+                     new_weight: float = 0.0) -> list[Subject]:
     """Drugs of the user turns ranked as the consultation's subject (best first). ``asked_weight``:
     added for a drug named in the last turn's question sentences ("… carafate along with my
-    omeprazole. How does the carafate work?" asks about sucralfate)."""
+    omeprazole. How does the carafate work?" asks about sucralfate); ``new_weight``: for a drug
+    being started or just added ("starting me on Mayzent. I already take metoprolol …")."""
     if not turns:
         return []
     last = len(turns) - 1
@@ -150,14 +167,27 @@ def resolve_subjects(retriever: DrugRetriever, turns: list[str], *, asked_weight
     # name in a turn of its own still counts ("Lyrcia, 75 twice a day.": Lyrica at 0.67)
     named_in = {m.turn for m in found if m.match_score >= NAMED_OUTRIGHT}
     found = [m for m in found if m.match_score >= SECOND_DRUG_MIN_MATCH or m.turn not in named_in]
+    # "So what's the new one for?" names the drug marked new before (its latest such mention)
+    referred = None
+    mention_keys: dict[int, tuple] = {}
+    if new_weight and _THE_NEW_ONE.search(turns[last]) and not any(m.turn == last and m.new for m in found):
+        referred = max((m for m in found if m.new), key=lambda m: (m.turn, m.position), default=None)
     for m in found:
         # any mention of it there: "carafate … How does the carafate work?" names it twice
         asked = m.turn == last and re.search(rf"(?<!\w){re.escape(m.span)}(?!\w)", asked_text) is not None
-        score = (3.0 * (m.turn == last) + 1.0 * m.own - 2.0 * m.left - 1.5 * m.third_party
-                 + 0.5 * (m.turn - last) + m.match_score + asked_weight * asked)
+        if m is referred:
+            asked = _THE_NEW_ONE.search(asked_text) is not None
+        # a medicine being started is the patient's own ("the doctor just added lisinopril"); it
+        # weighs more only where the question itself brings it up ("… starting me on Mayzent. I
+        # already take metoprolol — anything?") or points back to it ("the new one")
+        own = m.own or (m.new and not m.third_party)
+        new = m.new and (m.turn == last or m is referred)
+        score = (3.0 * (m.turn == last or m is referred) + 1.0 * own - 2.0 * m.left - 1.5 * m.third_party
+                 + 0.5 * (m.turn - last) + m.match_score + asked_weight * asked + new_weight * new)
         key = (-score, 0 if m.turn == last else 1, m.position if m.turn == last else -m.turn)
         subj = best.setdefault(m.drug_id, Subject(m.drug_id, score))
         subj.mentions.append(m)
+        mention_keys[id(m)] = key
         if m.drug_id not in keys or key < keys[m.drug_id]:
             keys[m.drug_id], subj.score = key, score
     # A combination the user named as such ("Ciprofloxacin/Dexamethasone", a brand) is what a
@@ -173,6 +203,29 @@ def resolve_subjects(retriever: DrugRetriever, turns: list[str], *, asked_weight
             if top < keys[combo.drug_id]:
                 keys[combo.drug_id] = (top[0] - 0.1, *top[1:])
                 combo.score = -keys[combo.drug_id][0]
+    # Its components named one by one ("levodopa carbidopa … if I take alcohol") name the
+    # combination the database holds as one product (carbidopa/levodopa), ranked before its parts.
+    by_generic = {retriever.drugs[d].generic_name: d for d in best if d in retriever.drugs}
+    candidates = {d for d in best if d in retriever.drugs and len(retriever.drugs[d].components) >= 2}
+    if len(best) >= 2 or candidates:
+        candidates |= {c.drug_id for c in retriever.drugs.values() if len(c.components) >= 2
+                       and sum(p in by_generic for p in c.components) >= 2}
+    for combo_id in sorted(candidates):
+        combo = retriever.drugs[combo_id]
+        related = [combo_id, *(by_generic[p] for p in combo.components if p in by_generic)]
+        # the turns that name every component: the combination is ranked by its mentions there
+        together = [t for t, text in enumerate(turns)
+                    if all(re.search(rf"(?<!\w){re.escape(p)}(?!\w)", text.lower()) for p in combo.components)]
+        there = [mention_keys[id(m)] for d in related if d in best for m in best[d].mentions
+                 if m.turn in together and id(m) in mention_keys]
+        if not there:
+            continue
+        top = min(there)
+        subj = best.setdefault(combo_id, Subject(combo_id, 0.0))
+        if subj.drug_id not in keys or keys[combo_id] >= top:
+            keys[combo_id] = (top[0] - 0.1, *top[1:])
+            subj.score = -keys[combo_id][0]
+            subj.mentions.extend(m for d in related[1:] for m in best[d].mentions if m not in subj.mentions)
     return sorted(best.values(), key=lambda s: keys[s.drug_id])
 
 
@@ -224,6 +277,33 @@ def named_before(retriever: DrugRetriever, turns: list[str], subject_id: str | N
 
 _SPEAKER = re.compile(r"^\s*(patient|user|患者|用户|pharmacist|assistant|doctor|药师|医生)\s*[:：]\s*", re.IGNORECASE)
 _STAFF = {"pharmacist", "assistant", "doctor", "药师", "医生"}
+
+
+_CONFIRMS = re.compile(r"^\W*(yes|yeah|yep|yup|yea|aye|correct|exactly|uh-huh|that's (it|the one|right|them)|"
+                       r"that one|those|the same)\b", re.IGNORECASE)
+_DENIES = re.compile(r"^\W*(no|nope|nah|not|never|the other)\b", re.IGNORECASE)
+
+
+def staff_named(retriever: DrugRetriever, dialogue: str) -> tuple[Mention, bool] | None:
+    """(the drug the pharmacist asks about in the turn before the patient's last one, whether the
+    patient's reply confirms it): "Is that the metformin?" — "Yes, that one. …". None when that
+    turn asks about no drug or about several, or the patient says no ("No, the other one")."""
+    turns = []
+    for line in dialogue.splitlines():
+        if line.strip():
+            m = _SPEAKER.match(line)
+            turns.append((bool(m and m.group(1).lower() in _STAFF), line[m.end():].strip() if m else line.strip()))
+    if len(turns) < 2 or turns[-1][0] or not turns[-2][0]:
+        return None
+    reply = turns[-1][1]
+    asked = " ".join(questions(turns[-2][1]))  # "You could try Tylenol instead." asks nothing
+    named = [m for m in retriever.find_drugs(asked) if m.score >= NAMED_OUTRIGHT] if asked else []
+    if len({m.drug_id for m in named}) != 1 or _DENIES.match(reply):
+        return None
+    m = named[0]
+    # the pharmacist's words, read as said in the patient's last turn (a reply's name for it)
+    return Mention(m.drug_id, -1, 0, m.span, m.score, how=f"named by the pharmacist: {m.how}"), \
+        bool(_CONFIRMS.match(reply))
 
 
 def user_turns(dialogue: str) -> list[str]:
