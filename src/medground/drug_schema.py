@@ -177,6 +177,10 @@ class NameLexicon:
         found = self.variant_to_canonical.get(normalize_name(name), [])
         return found[0] if len(found) == 1 else None
 
+    def knows(self, name: str) -> bool:
+        """A drug name of the lexicon (one or several drugs')."""
+        return normalize_name(name) in self.variant_to_canonical
+
     def __bool__(self) -> bool:
         return bool(self.variant_to_canonical)
 

@@ -374,3 +374,25 @@ def test_the_item_check_reads_one_yes_no_pass_an_item():
     assert all(c["user"].startswith('A patient says: "my ankles puff up by evening"') for c in llm.calls)
     mute = ScriptedLLM(lambda u, k: "", letter_logprobs={"A": -0.1})  # answers a letter, never yes/no
     assert DrugRagPipeline.check_items(SimpleNamespace(llm=mute), "x", ["Cough"]) == [0.0]
+
+
+def test_a_condition_is_never_reported_as_a_drug_the_database_lacks(drug_engine, monkeypatch):
+    from medground.corpus.lay_vocabulary import LayVocabulary
+
+    from medground.drug_schema import ConsultDetail
+
+    pipe = _reply_pipe(ScriptedLLM(_tool_reply("never used")), drug_engine)
+    from medground.drug_schema import NameLexicon
+
+    pipe._vocabulary_words = LayVocabulary()  # knows no word: "coumadex" is a drug the database lacks
+    pipe._drug_lexicon = NameLexicon()
+    assert pipe.unknown_drug("is the drip safe with my coumadex", ConsultDetail()) is not None
+    # the consumer-health sources pair it with another name (as "pre-eclampsia" is): a condition
+    vocab = LayVocabulary()
+    vocab.add("coumadex", "pregnancy-induced high blood pressure")
+    pipe._vocabulary_words = vocab
+    assert pipe.unknown_drug("is the drip safe with my coumadex", ConsultDetail()) is None
+    assert vocab.knows("Coumadex") and not vocab.knows("warfarin")
+    # a brand the sources mention stays a drug where the name lexicon knows it ("Florinef")
+    pipe._drug_lexicon = NameLexicon({"coumadex": ["fludrocortisone"]})
+    assert pipe.unknown_drug("is the drip safe with my coumadex", ConsultDetail()) is not None

@@ -287,3 +287,19 @@ def test_a_combinations_components_named_one_by_one_name_the_combination(retriev
     assert _subject(retriever, ["levodopa carbidopa what will these drugs do to me if i take alcohol"])[0] == \
         "carbidopa-levodopa"
     assert _subject(retriever, ["I take levodopa. Can I drink alcohol?"])[0] == "levodopa"  # one part: that part
+
+
+def test_the_drug_the_pharmacist_asks_about_needs_the_patients_yes(retriever):
+    from medground.retrieve.drug_subject import staff_named
+
+    named = staff_named(retriever, "Patient: My painkiller upsets me.\nPharmacist: Is that the Advil?\n"
+                                   "Patient: Yes, that one. Is it the tablets?")
+    assert named is not None and named[0].drug_id == "ibuprofen" and named[1]
+    assert staff_named(retriever, "Patient: My pill.\nPharmacist: Is that the Advil?\nPatient: No, the other one.") is None
+    # a statement naming it counts; an alternative offered does not; two drugs are no answer either
+    assert staff_named(retriever, "Patient: Numbing drops.\nPharmacist: Those would have been Advil, probably.\n"
+                                  "Patient: Can I buy those?")[0].drug_id == "ibuprofen"
+    assert staff_named(retriever, "Patient: Headaches.\nPharmacist: You could try Advil instead.\n"
+                                  "Patient: Could my own tablets cause them?") is None
+    assert staff_named(retriever, "Patient: A blood thinner.\nPharmacist: Is it Coumadin or Advil?\n"
+                                  "Patient: The second one.") is None

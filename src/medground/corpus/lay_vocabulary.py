@@ -124,6 +124,13 @@ class LayVocabulary:
         limit = share * self.plain_docs
         return any(len(w) > 3 and self.plain_df.get(w, 0) < limit for w in key(text).split())
 
+    def knows(self, text: str) -> bool:
+        """Whether the sources pair ``text`` with another name ("pre-eclampsia" as "preeclampsia",
+        "pregnancy-induced high blood pressure"): a word of medicine's vocabulary. The sources are
+        consumer health pages about conditions, so drug brands they never mention are not known."""
+        k = key(text)
+        return any(v in self.pairs for v in (k, k.replace("-", ""), k.replace("-", " ")))
+
     def synonyms(self, text: str, limit: int = 3) -> list[str]:
         """The phrases most often paired with ``text`` as a whole ("Angioedema" → "swelling"), at
         most ``limit``. Never those of a part of a longer item: "renal" in "Renal toxicity" or

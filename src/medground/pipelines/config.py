@@ -20,7 +20,7 @@ from medground.configio import load_yaml, parse_model
 from medground.llm.base import LLMSettings
 from medground.pipelines.amt import AmtSettings
 from medground.pipelines.base import ReaderSettings
-from medground.pipelines.drugrag import DRUG_RETRIEVE, DrugRagSettings
+from medground.pipelines.drugrag_settings import DRUG_RETRIEVE, DrugRagSettings
 from medground.pipelines.imedrag import IMedRagSettings
 from medground.retrieve.engine import RetrieveSettings
 

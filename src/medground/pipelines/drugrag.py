@@ -18,9 +18,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
-from typing import Literal
-
-from pydantic import BaseModel, ConfigDict, Field
 
 from medground.drug_schema import (
     ConsultChoiceDetail,
@@ -44,70 +41,13 @@ from medground.pipelines.base import (
     evidence_block,
     read_choice,
 )
+# the settings live in their own module (drugrag_settings.py)
+from medground.pipelines.drugrag_settings import DrugRagSettings
 from medground.reading.addressing import asking_sentences, unaddressed_terms, vocabulary
-from medground.reading.consult_settings import ConsultReplySettings
 from medground.reading.citations import cited_numbers
 from medground.reading.support import Support, passage_support, quote, quoted_answer
-from medground.retrieve.drug_subject import ASKED_WEIGHT, NEW_WEIGHT
 from medground.retrieve.engine import RetrievalEngine
 from medground.schema import Answer, Citation, Evidence, Query, Question
-
-# The medicine database as the only retriever; long label sections are cut at a sentence.
-DRUG_RETRIEVE = {"retrievers": ["drugs"], "fusion": None, "top": 10, "final_k": 4, "budget_tokens": 1200,
-                 "overflow": "truncate"}
-
-
-class DrugRagSettings(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    # "auto": the OpenAI tools request (llama.cpp: schema-enforced, see llm/toolcalls.py; vLLM /
-    # hosted models: their own tool calling), falling back to a JSON-schema prompt when the
-    # server answers without tool_calls; "schema" skips straight to that prompt.
-    tool_mode: Literal["auto", "native", "schema"] = "auto"
-    distill_max_tokens: int = Field(64, ge=8)
-    # "reply": the subject drug's entry chosen by question type and item match, answered by a
-    # deterministic reply (reading/consult.py; no LLM call); "extractive" quotes the entry the
-    # LLM support pass chose; "generate" lets the LLM write.
-    answer: Literal["reply", "extractive", "generate"] = "extractive"
-    reply: ConsultReplySettings = Field(default_factory=ConsultReplySettings)
-    # Support = 1 - P(no entry answers); below this the pipeline abstains. None = never abstain
-    # (except when the database matched nothing). 0.537: fitted on the development half of
-    # benchmarks/reader.py's drug-record questions with the 1.5B model (refit for another model).
-    abstain_below: float | None = Field(0.537, ge=0.0, le=1.0)
-    # The patient's asking sentence names something specific ("potassium salt substitutes") that
-    # the supporting entry never mentions: quote another retrieved entry that does, else abstain
-    # naming what no entry mentions (reading/addressing.unaddressed_terms; benchmarks/consult_abstain.py).
-    address_check: bool = True
-    # ... for the entries that list things (a list without the asked item reads as "not among
-    # them", which is a claim); an entry of another kind (a dose, an indication) is quoted as is.
-    address_check_types: list[str] = ["interactions", "adverse_reactions", "contraindications", "warnings",
-                                      "boxed_warning"]
-    quote_tokens: int = Field(120, ge=16, description="extractive: tokens of quoted record text")
-    # The drugs the patient named (retrieve/drug_subject.py), the likely subject first, are given
-    # to the distiller as candidates, and a call that drops the subject or ranks another drug
-    # first gets the subject's name put in front: a small model forgets a brand named turns ago.
-    candidates: bool = True
-    # A drug named in the last turn's question sentences weighs this much more as the subject than
-    # one named only in the context around them (retrieve/drug_subject.resolve_subjects): "Dr gave
-    # me carafate along with my omeprazole. How does the carafate work?" is about sucralfate.
-    # Session 29, dev: 3 of 606 replies gained (apart3), 0 lost; 0 turns it off.
-    asked_subject_weight: float = Field(ASKED_WEIGHT, ge=0.0)
-    # The pharmacist asks about a drug ("Is that the metformin?") and the patient says yes ("Yes,
-    # that one. …"), or names none and does not say no: that drug is the subject, instead of
-    # "Which medicine do you mean?" (found by session 33's probes; retrieve/drug_subject.staff_named).
-    staff_named_subject: bool = True
-    # A medicine being started or just added weighs this much more as the subject ("My nurse is
-    # starting me on Mayzent. I already take metoprolol — anything I should know?" is about Mayzent,
-    # metoprolol read beside it); 0 turns it off. Session 34.
-    new_subject_weight: float = Field(NEW_WEIGHT, ge=0.0)
-    # "tool_call": the LLM distills the consultation into search_engine(keywords) (RagPULSE).
-    # "subject": when a drug the patient named is recognised, the keywords are its name + the
-    # last turn, no LLM call (measured better on the multi-turn set: benchmarks/consult.py);
-    # the tool call remains the fallback when no drug is recognised.
-    query: Literal["tool_call", "subject"] = "tool_call"
-    # A consultation longer than this (tokens) loses its oldest turns first; how many is reported.
-    max_dialogue_tokens: int = Field(1500, ge=64)
-
 
 def dialogue_of(question: Question) -> str:
     """The consultation as text: the dialogue in ``context`` (if any) ending with the question."""
@@ -135,6 +75,8 @@ class DrugRagPipeline:
         self._vocabulary: frozenset[str] | None = None  # the address check's, built on first use
         self._by_display: dict | None = None
         self._reader = None  # reading.consult.ConsultReader, built on first use
+        self._vocabulary_words = None  # corpus.lay_vocabulary.LayVocabulary, loaded on first use
+        self._drug_lexicon = None  # drug_schema.NameLexicon, loaded with it
 
     def subjects(self, dialogue: str) -> list:
         from medground.retrieve.drug_subject import Subject, resolve_subjects, staff_named, user_turns
@@ -207,6 +149,17 @@ class DrugRagPipeline:
         """An answer saying the drug is not in the database, with the nearest entries, or None."""
         drugs = getattr(self.engine.retriever("drugs"), "retriever", None)
         unknown = drugs.unknown_names(keywords) if drugs is not None else {}
+        if unknown and self.settings.unknown_skips_known_words:
+            # a condition's name is no drug's ("pre-eclampsia" had been "not in the medicine database")
+            # (a brand the sources mention, "Florinef", stays a drug: the name lexicon knows it)
+            if self._vocabulary_words is None:
+                from medground.corpus.lay_vocabulary import load_vocabulary
+                from medground.drug_schema import load_drug_ner_lexicon
+
+                self._vocabulary_words = load_vocabulary()
+                self._drug_lexicon = load_drug_ner_lexicon()
+            unknown = {w: near for w, near in unknown.items()
+                       if not self._vocabulary_words.knows(w) or self._drug_lexicon.knows(w)}
         if not unknown:
             return None
         parts = [f"\u201c{w}\u201d is not in the medicine database; nearest entries: {', '.join(n)}."

@@ -55,6 +55,13 @@ _ORGAN_CLASSES = frozenset(
         "Nervous system", "Respiratory system", "Skin and appendages", "Special senses", "Urogenital system",
         "Reproductive system", "Urinary system", "Gastrointestinal", "Cardiovascular", "Other"))
 _WORD = re.compile(r"[A-Za-z][A-Za-z-]+")
+# a MedDRA class name glued to the table's first row under it ("Infections and infestations Malaria"):
+# the row is what follows (never a one-word body system: "Gastrointestinal bleeding" is one item)
+_CLASS_PREFIX = re.compile(
+    r"^\W*(?:" + "|".join(r"\W+".join(c.split()) for c in sorted(_ORGAN_CLASSES, key=len, reverse=True)
+                           if len(c.split()) > 1 and c.split()[-1] in {"disorders", "conditions", "infestations",
+                                                                        "complications", "procedures", "circumstances"})
+    + r")\W+(?=\w)", re.IGNORECASE)
 _FIRST_SENTENCE = re.compile(r"^.*?[a-z0-9)%][.!?]\s+(?=[A-Z])")
 
 
@@ -78,6 +85,8 @@ def label_item(item: str) -> str | None:
         item = title
     if " ".join(re.findall(r"[a-z]+", item.lower())) in _ORGAN_CLASSES:
         return None
+    if glued := _CLASS_PREFIX.match(item):
+        item = item[glued.end():]
     if len(words) <= 8 and "." not in item and _PLACEBO_HEADER.search(item):
         return None
     return item

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from medground.corpus.sentences import questions
+from medground.corpus.sentences import questions, sentences_of
 from medground.retrieve.drugs import DrugRetriever
 
 _OWN = re.compile(r"\b(my|i take|i'm taking|i am taking|i'm on|i am on|i('ve| have) been (taking|on)|"
@@ -281,13 +281,15 @@ _STAFF = {"pharmacist", "assistant", "doctor", "药师", "医生"}
 
 _CONFIRMS = re.compile(r"^\W*(yes|yeah|yep|yup|yea|aye|correct|exactly|uh-huh|that's (it|the one|right|them)|"
                        r"that one|those|the same)\b", re.IGNORECASE)
+_OFFERED = re.compile(r"\b(instead|could try|might try|can try|how about|what about|why not|alternatively|"
+                      r"you could (take|use|have)|switch to)\b", re.IGNORECASE)
 _DENIES = re.compile(r"^\W*(no|nope|nah|not|never|the other)\b", re.IGNORECASE)
 
 
 def staff_named(retriever: DrugRetriever, dialogue: str) -> tuple[Mention, bool] | None:
-    """(the drug the pharmacist asks about in the turn before the patient's last one, whether the
+    """(the drug the pharmacist names in the turn before the patient's last one, whether the
     patient's reply confirms it): "Is that the metformin?" — "Yes, that one. …". None when that
-    turn asks about no drug or about several, or the patient says no ("No, the other one")."""
+    turn names no drug or several, only offers one instead, or the patient says no ("No, the other one")."""
     turns = []
     for line in dialogue.splitlines():
         if line.strip():
@@ -296,8 +298,10 @@ def staff_named(retriever: DrugRetriever, dialogue: str) -> tuple[Mention, bool]
     if len(turns) < 2 or turns[-1][0] or not turns[-2][0]:
         return None
     reply = turns[-1][1]
-    asked = " ".join(questions(turns[-2][1]))  # "You could try Tylenol instead." asks nothing
-    named = [m for m in retriever.find_drugs(asked) if m.score >= NAMED_OUTRIGHT] if asked else []
+    # "Is that the metformin?", "Those would have been anaesthetic drops, probably proparacaine." —
+    # not an alternative offered ("You could try Tylenol instead.": the patient's drug is another)
+    said = " ".join(x for x in sentences_of(turns[-2][1]) if not _OFFERED.search(x))
+    named = [m for m in retriever.find_drugs(said) if m.score >= NAMED_OUTRIGHT] if said else []
     if len({m.drug_id for m in named}) != 1 or _DENIES.match(reply):
         return None
     m = named[0]
