@@ -10,7 +10,7 @@ import pytest
 from medground.drug_schema import AttributeType as A
 from medground.drug_schema import Drug, DrugAttribute, DrugCatalog
 from medground.store.drugs import DrugStore
-from medground.retrieve.drug_subject import co_named, named_before, resolve_subjects
+from medground.retrieve.drug_subject import co_named, mentions, named_before, resolve_subjects
 from medground.retrieve.drugs import DrugRetriever, DrugRetrieverSettings
 
 SRC = "openstax-prototype:m1#t"
@@ -303,3 +303,12 @@ def test_the_drug_the_pharmacist_asks_about_needs_the_patients_yes(retriever):
                                   "Patient: Could my own tablets cause them?") is None
     assert staff_named(retriever, "Patient: A blood thinner.\nPharmacist: Is it Coumadin or Advil?\n"
                                   "Patient: The second one.") is None
+
+
+def test_they_who_prescribe_are_not_someone_elses_medicine(retriever):
+    found = {m.drug_id: m for m in mentions(
+        retriever, ["After my stent they started me on Coumadin, and the next week they added Advil."])}
+    assert not found["warfarin"].third_party and not found["ibuprofen"].third_party and found["ibuprofen"].new
+    # a relative's "they" still is someone else's
+    mine = mentions(retriever, ["My parents are old now and they take Coumadin."])
+    assert mine[0].third_party

@@ -33,6 +33,11 @@ _THIRD = re.compile(r"\b(husband|wife|partner|sister|brother|mother|mom|mum|mumm
                     r"son|daughter|child|children|kids?|baby|toddler|teenager|boyfriend|girlfriend|fianc[ée]e?|"
                     r"friend|neighbou?r|aunt|uncle|cousin|niece|nephew|nan|nana|gran|granny|grand\w+|"
                     r"step\w+|parents?|in-laws?|roommate|flatmate|he|him|his|she|her|they|them|their)\b(?:(?!\b(?:i|i'm|me|my)\b)[^.?!]){0,30}$")
+# "they added atorvastatin", "they've started me on X": "they" are the prescribers, not a relative
+# whose medicine it is (a helper's probe: "after my heart attack they started me on clopidogrel, and
+# the next week they added atorvastatin")
+_PRESCRIBERS = re.compile(r"\bthey\s+(?:have\s+|'ve\s+|just\s+|also\s+|then\s+)*(?:added|started|put|gave|"
+                          r"prescribed|switched|changed|upped|increased|doubled)\b[^.?!]{0,30}$")
 _PRODUCT_MODIFIER = re.compile(r"\b(baby|infant|child|children|kids?|adult|junior)\s+$")
 # The patient means to take a relative's medicine ("my wife has a bottle of ibuprofen … can I take
 # those with my lithium?"): when the drug named last before it is a relative's, it becomes the
@@ -94,10 +99,11 @@ def mentions(retriever: DrugRetriever, turns: list[str]) -> list[Mention]:
             # owner: "a baby aspirin" is low-dose aspirin (a pronoun, "her aspirin", still owns it)
             before = _PRODUCT_MODIFIER.sub(" ", before)
             score = m.score
+            third = bool(_THIRD.search(before)) and not _PRESCRIBERS.search(before)
             out.append(Mention(m.drug_id, t, pos if pos >= 0 else len(low), m.span, score,
-                               own=bool(_OWN.search(before)) and not _THIRD.search(before),
+                               own=bool(_OWN.search(before)) and not third,
                                left=bool(_LEFT.search(before)) and not _SWITCHED_TO.search(before),
-                               third_party=bool(_THIRD.search(before)),
+                               third_party=third,
                                new=bool(_NEW.search(before) or _SWITCHED_TO.search(before)), how=m.how))
         # "my husband takes amlodipine and was just prescribed simvastatin": a drug named further
         # on in the same sentence, with no first person between, is the same person's
