@@ -324,7 +324,7 @@ def test_an_entry_is_matched_against_the_other_drugs_names_never_its_own(reader,
     store.build(catalog)
     r = ConsultReader(DrugRetriever(store), reader.typer, reader.embedder)
     turns = ["My dad takes Coumadin and his dentist wants him on amoxicillin. Are those two OK together?"]
-    choices, _, _, _ = r.choose(turns, "warfarin", ["amoxicillin"])
+    choices = r.choose(turns, "warfarin", ["amoxicillin"]).choices
     amox = next(c for c in choices if c.drug.drug_id == "amoxicillin")
     assert all(m.phrase.lower() not in {"amoxicillin", "aminopenicillin"} for m in amox.items)
     war = next(c for c in choices if c.drug.drug_id == "warfarin")

@@ -68,7 +68,6 @@ from medground.reading.consult_types import (
     part_of,
     record_citation,
     safety_sibling_first,
-    subject_phrases,
     SAFETY_PAIR,
     EFFECT_PAIR,
     word_set,
@@ -133,7 +132,7 @@ class ConsultReader:
         others = self.partners(subject_id, other_ids, context_ids, p_type, both)
         names = ItemSpace.drug_names(subject, others)
         # about taking them together: both named now (when so set), or "both" pointing back
-        pair_together = s.named_pair_reads == "together" or (both and not self.partners(subject_id, other_ids))
+        pair_together = s.named_pair_reads == "together" or (both and not named_now)
         if others and p_type and pair_together:
             p_type = {t: p for t, p in p_type.items()}
             p_type[A.INTERACTIONS] = max(p_type.get(A.INTERACTIONS, 0.0), max(p_type.values()))
@@ -145,9 +144,11 @@ class ConsultReader:
                    else set())
         substances = self.space.substance_words() if s.substances_apart else frozenset()
         # An entry is matched against the *other* named drugs (what an interactions entry would
-        # list), never against its own drug's name and class; every phrase is embedded once.
+        # list), never against its own drug's name and class; every phrase is embedded once. Another
+        # drug's entries, with partner_reads_subject, only against the subject's name and class: "Are
+        # the new ones [Zetia] safe with grapefruit?" is not answered by Lipitor's "Grapefruit juice".
         per_drug = {d.drug_id: (self.space.phrases(turns, names, [o for o in named if o is not d])
-                                if d is subject or not s.partner_reads_subject else subject_phrases(subject))
+                                if d is subject or not s.partner_reads_subject else ItemSpace.named_phrases([subject]))
                     for d in named}
         # the LLM's terms, where they are not the patient's own words, come last at full weight;
         # they reach only entries of TERM_TYPES
@@ -276,7 +277,7 @@ class ConsultReader:
         if s.safety_siblings:
             choices = safety_sibling_first(choices, s.hedge_at,
                                            (SAFETY_PAIR, EFFECT_PAIR) if s.effects_siblings else (SAFETY_PAIR,))
-        return Choice(choices, p_none, p_type, condition.phrase if condition else None)
+        return Choice(choices, p_none, p_type, condition.phrase if condition else None, others)
 
     def condition_named(self, question: str, subject: Drug, p_type: dict[AttributeType, float],
                         phrases: list[tuple[str, float]], vectors: np.ndarray,
@@ -364,14 +365,14 @@ class ConsultReader:
             text = ("Which medicine do you mean? Please give its name as on the box or the label "
                     "(brand or generic), and I will look it up.")
             return Reply("needs_clarification", text, [], text, reason="no medicine named")
-        choices, p_none, p_type, condition = self.choose(turns, subject_id, other_ids, context_ids)
+        choices, p_none, p_type, condition, others = self.choose(turns, subject_id, other_ids, context_ids)
         terms: list[str] = []
         if (s.clinical_terms == "unmatched" and p_type and max(p_type, key=p_type.get) in TERM_TYPES
                 and not any(m.answers(s.match_at) for m in (choices[0].items if choices else []))):
             # nothing the patient said matched an item: their words in medical terms may
             if terms := self.clinical_terms(turns, subject_id, other_ids):
-                choices, p_none, p_type, condition = self.choose(turns, subject_id, other_ids, context_ids, terms)
-        others = self.partners(subject_id, other_ids, context_ids, p_type)  # as choose decided them
+                choices, p_none, p_type, condition, others = self.choose(turns, subject_id, other_ids,
+                                                                          context_ids, terms)
         if s.verify_weight > 0 and self.verifier is not None and len(choices) > 1:
             self.verify(turns, choices)
             choices.sort(key=lambda c: -combined(c, s.verify_weight))

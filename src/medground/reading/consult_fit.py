@@ -49,7 +49,7 @@ GRID = {"item_weight": [1.0, 2.0, 4.0, 6.0, 8.0], "item_floor": [0.3, 0.4, 0.5],
 def signals(reader: ConsultReader, ex: FitExample, verify: bool = False) -> _Signals:
     # The raw signals (P(type), best item similarity) do not depend on the weights being fitted;
     # the verifier is shown the candidates the reader's own settings rank first.
-    choices, p_none, p_type, _ = reader.choose(ex.turns, ex.subject, ex.others)
+    choices, p_none, p_type, _, _ = reader.choose(ex.turns, ex.subject, ex.others)
     if verify and reader.verifier is not None and len(choices) > 1:
         reader.verify(ex.turns, choices)
     top = max(p_type, key=p_type.get) if p_type else None

@@ -159,8 +159,7 @@ class ItemSpace:
         s = self.settings
         substances = self.substance_words()
         out = [(p, 1.0) for p in content_phrases(turns[-1], names, substances=substances)] if turns else []
-        for d in others:
-            out += [(d.generic_name, 1.0)] + ([(d.drug_class, 1.0)] if d.drug_class else [])
+        out += self.named_phrases(others)
         for t in turns[:-1]:
             out += [(p, s.earlier_turn_weight) for p in content_phrases(t, names, substances=substances)]
         speller = self._spelling()
@@ -170,6 +169,11 @@ class ItemSpace:
         for p, w in out:
             seen[p] = max(w, seen.get(p, 0.0))
         return list(seen.items())
+
+    @staticmethod
+    def named_phrases(drugs: Sequence[Drug]) -> list[tuple[str, float]]:
+        """What an interactions entry would list for each of ``drugs``: its generic name and class."""
+        return [p for d in drugs for p in [(d.generic_name, 1.0)] + ([(d.drug_class, 1.0)] if d.drug_class else [])]
 
     def substance_words(self) -> frozenset[str]:
         """Words of the database's generic names (four letters or more, no stop word): "calcium" of

@@ -74,6 +74,7 @@ class Choice(NamedTuple):
     p_none: float
     p_type: dict[AttributeType, float]
     condition: str | None  # the patient's phrase read as a condition they have
+    partners: list[Drug]  # the other drugs the question was read with (ConsultReader.partners)
 
 
 def held_and_elsewhere(choices: Sequence[EntryChoice], subject_id: str, p_type: dict[AttributeType, float]
@@ -113,13 +114,6 @@ def safety_stand_in(choices: Sequence[EntryChoice], subject_id: str, asked: Attr
         return None
     return next((c for c in choices if c.drug.drug_id == subject_id and c.attribute.type in SAFETY_PAIR
                  and c.attribute.type is not asked), None)
-
-
-def subject_phrases(subject: Drug) -> list[tuple[str, float]]:
-    """What another named drug's interactions entry is matched against: the subject's name and
-    class, not the rest of what the patient said ("Are the new ones [Zetia] safe with grapefruit?"
-    is not answered by Lipitor's "Grapefruit juice")."""
-    return [(subject.generic_name, 1.0)] + ([(subject.drug_class, 1.0)] if subject.drug_class else [])
 
 
 EFFECT_PAIR = frozenset({A.ADVERSE_REACTIONS, A.WARNINGS})
