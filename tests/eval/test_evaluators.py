@@ -92,3 +92,18 @@ def test_the_entry_holding_the_writers_item_answers_whatever_type_the_writer_nam
     assert not dose["cites_item_entry"]
     plain = ConsultItem("a2", "Patient: Is Celebrex bad for my heart?", "celecoxib", "contraindications", False)
     assert "cites_item_entry" not in judge.judge(plain, reply("warnings", "…"))  # no item: not judged so
+
+
+def test_an_abstention_citing_its_class_prototype_cites_no_answer():
+    """A dose-only drug's abstention offers its class prototype's entry [1]; that entry is not the
+    reply's answer, even when it is the gold one (the subject was misread)."""
+    ref = ConsultReference(display={"fluoxetine": "Fluoxetine"},
+                           entries={("fluoxetine", "adverse_reactions"): ["Insomnia\nNervousness"]})
+    item = ConsultItem("p1", "Patient: switched to prozak, cant sleep. is that the prozak?", "fluoxetine",
+                       "adverse_reactions", False, terms=["insomnia"], kind="yes_no")
+    offered = Answer("insufficient_evidence", text="No entry on its side effects for Sertraline. In the book, …",
+                     citations=[cite("Fluoxetine", "adverse_reactions", "Insomnia\nNervousness")],
+                     timings={"total": 1.0})
+    row = ConsultationEvaluator(ref).judge(item, offered)
+    assert not row["drug_ok"] and not row["drug_attr_ok"] and not row["rubric"]
+

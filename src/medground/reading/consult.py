@@ -46,16 +46,11 @@ from medground.reading.consult_text import (
     questions,
 )
 from medground.reading.class_match import mark_named
+from medground.reading.class_prototype import prototype_reply
 from medground.reading.record_facts import class_reply, sameness_reply
 from medground.reading.consult_reply import answered_reply
-from medground.reading.consult_sentences import no_entry_text
-from medground.reading.patient_condition import (
-    CONDITION_READS,
-    LISTED_ONLY,
-    ConditionNamed,
-    ConditionReader,
-    as_condition_question,
-)
+from medground.reading.consult_sentences import NO_ENTRY_TAIL, no_entry_text
+from medground.reading.patient_condition import ConditionReader, as_condition_question, condition_named
 from medground.reading.consult_types import (
     Choice,
     EntryChoice,
@@ -174,7 +169,7 @@ class ConsultReader:
         condition = None
         if not others and second is None and p_type and per_drug[subject.drug_id]:
             own = per_drug[subject.drug_id]
-            condition = self.condition_named(question, subject, p_type, own, all_vecs[[row[p] for p, _ in own]],
+            condition = condition_named(self, question, subject, p_type, own, all_vecs[[row[p] for p, _ in own]],
                                              purpose)
             if condition is not None:
                 p_type = as_condition_question(p_type)
@@ -279,38 +274,6 @@ class ConsultReader:
                                            (SAFETY_PAIR, EFFECT_PAIR) if s.effects_siblings else (SAFETY_PAIR,))
         return Choice(choices, p_none, p_type, condition.phrase if condition else None, others)
 
-    def condition_named(self, question: str, subject: Drug, p_type: dict[AttributeType, float],
-                        phrases: list[tuple[str, float]], vectors: np.ndarray,
-                        purpose: set[str] | frozenset[str] = frozenset()) -> ConditionNamed | None:
-        """The condition the patient names when asking whether the subject drug is safe for them
-        ("Can I take it while pregnant?"; no second substance named), or None. Only a question the
-        typer reads as one of ``condition_reads`` is read so; a condition the drug is for is never
-        it (on Glucophage "for my diabetes", diabetes is why they take it); nor are ``purpose``'s
-        phrases (consult_text.purpose_phrases), which are not a substance either."""
-        s = self.settings
-        top = max(p_type, key=p_type.get)
-        if s.condition_similarity > 1.0 or self.conditions is None or top not in CONDITION_READS[s.condition_reads]:
-            return None
-        treated = self.space.listed_similarity(subject.drug_id, vectors, (A.INDICATIONS,)) >= s.hedge_at
-        if purpose:  # "taking atorvastatin for cholesterol": why, not a substance taken with it
-            treated = treated | np.array([p in purpose for p, _ in phrases])
-        condition = self.conditions.named(phrases, s.condition_similarity, vectors, exclude=treated)
-        if condition is not None and s.condition_reads in LISTED_ONLY and top is not A.INTERACTIONS:
-            # read past the typer only where the drug's own record names the condition as a
-            # reason for care: "Is Haldol okay for someone with Parkinson's?" (typed: what is it
-            # for) against haloperidol's contraindications "Parkinson's disease"
-            k = [p for p, _ in phrases].index(condition.phrase)
-            listed = self.space.listed_similarity(subject.drug_id, vectors[k:k + 1], (A.CONTRAINDICATIONS, A.WARNINGS))
-            if listed[0] < s.match_at:
-                return None
-        if condition is not None and s.condition_check and self.condition_checker is not None \
-                and top is not A.INTERACTIONS:
-            # beyond the typer's interactions reading a named condition is as often what the
-            # medicine is asked to treat or a side effect: the LLM says which
-            if self.condition_checker(question[: s.item_check_chars], subject.display_name, condition.phrase) < 0.5:
-                return None
-        return condition
-
     def clinical_terms(self, turns: Sequence[str], subject_id: str, other_ids: Sequence[str] = ()) -> list[str]:
         """What the patient describes, in the medical terms an entry would use, from the LLM
         (``term_writer``); the named medicines' names are left out."""
@@ -407,8 +370,12 @@ class ConsultReader:
                 return replace(facts, ranked=choices, p_none=p_none)
             asked = None if p_none >= s.none_above or top_type is None else top_type
             others_hold = {d.display_name: {a.type for a in self.space.entries(d.drug_id)} for d in others}
-            text = no_entry_text(name, held, asked, others_hold)
-            return Reply("insufficient_evidence", text, [], text, ranked=choices, p_none=p_none,
+            text, cited = no_entry_text(name, held, asked, others_hold), []
+            if s.class_prototype and asked is not None and asked not in held \
+                    and (found := prototype_reply(self, turns, [drug, *others], asked)) is not None:
+                # still no answer about the drug itself: the prototype's entry, then where to ask
+                text, cited = f"{text.removesuffix(NO_ENTRY_TAIL)} {found[0]}{NO_ENTRY_TAIL}", [found[1]]
+            return Reply("insufficient_evidence", text, cited, text, ranked=choices, p_none=p_none,
                          reason="no entry relates to the question", condition=condition, terms=terms)
         return answered_reply(turns, drug, best, matched, choices, others, p_type, s,
                               self.space.entries(drug.drug_id), p_none=p_none, condition=condition, terms=terms)

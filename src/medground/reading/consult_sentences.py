@@ -156,6 +156,9 @@ def groups_sentence(best, other, number: int) -> str | None:
             f"whether {drug.display_name} belongs to one of them is for your pharmacist or doctor to judge.")
 
 
+NO_ENTRY_TAIL = " A pharmacist or the package leaflet can answer this."
+
+
 def no_entry_text(name: str, held: Iterable[AttributeType], asked: AttributeType | None,
                   others: Mapping[str, set[AttributeType]]) -> str:
     """The abstention when no entry relates: what was looked for (``asked``; None: a question no
@@ -165,7 +168,7 @@ def no_entry_text(name: str, held: Iterable[AttributeType], asked: AttributeType
     def kinds(types: Iterable[AttributeType]) -> str:
         return ", ".join(sorted({PHRASE.get(t, t.value) for t in types}))
 
-    tail = " A pharmacist or the package leaflet can answer this."
+    tail = NO_ENTRY_TAIL
     if asked is None:
         return f"The medicine database has no entry on that for {name}; its entries cover {kinds(held)}.{tail}"
     what = PHRASE.get(asked, asked.value)

@@ -54,6 +54,12 @@ class ConsultReplySettings(BaseModel):
     # An FDA label section's scaffolding — headings, the reporting boilerplate, a table's caption,
     # header and count rows, its MedDRA organ-class rows — is no item a patient's words should meet
     # ("like ages" met Belsomra's "Mean Age (years)"); reading/label_items.py. Session 34.
+    # A drug the book gives only a dose for (339 of 738: sertraline, simvastatin, acetaminophen …),
+    # asked about a kind of entry it lacks: after "no entry on its interactions for Simvastatin",
+    # what the book's prototype of its class lists, as the prototype's (reading/class_prototype.py).
+    # The outcome stays an abstention. Session 35.
+    class_prototype: bool = Field(True, description="where the drug lacks the asked entry, add what the "
+                                  "prototype of its class in the book lists")
     label_scaffolding: bool = Field(True, description="leave an FDA label section's headings, boilerplate and "
                                     "table header rows out of its items")
     max_entry_items: int = Field(60, ge=1, description="items of one entry matched (a label section's first lines)")

@@ -24,7 +24,7 @@ import zlib
 
 import numpy as np
 
-from medground.drug_schema import AttributeType, DrugAttribute
+from medground.drug_schema import AttributeType, Drug, DrugAttribute
 from medground.retrieve.drug_intent import EMBEDDER_KIND
 
 A = AttributeType
@@ -170,3 +170,37 @@ def load_condition_reader(path: str | None = None, embedder=None, embedder_kind:
     if embedder is None or embedder_kind != model.embedder:
         embedder = load_embedder(EmbedderSettings(kind=model.embedder, threads=1))
     return ConditionReader(model, embedder)
+
+
+def condition_named(reader, question: str, subject: Drug, p_type: dict[AttributeType, float],
+                    phrases: list[tuple[str, float]], vectors: np.ndarray,
+                    purpose: set[str] | frozenset[str] = frozenset()) -> ConditionNamed | None:
+    """The condition the patient names (``reader``: the ConsultReader, whose settings, item space
+    and checks are read) when asking whether the subject drug is safe for them
+    ("Can I take it while pregnant?"; no second substance named), or None. Only a question the
+    typer reads as one of ``condition_reads`` is read so; a condition the drug is for is never
+    it (on Glucophage "for my diabetes", diabetes is why they take it); nor are ``purpose``'s
+    phrases (consult_text.purpose_phrases), which are not a substance either."""
+    s = reader.settings
+    top = max(p_type, key=p_type.get)
+    if s.condition_similarity > 1.0 or reader.conditions is None or top not in CONDITION_READS[s.condition_reads]:
+        return None
+    treated = reader.space.listed_similarity(subject.drug_id, vectors, (A.INDICATIONS,)) >= s.hedge_at
+    if purpose:  # "taking atorvastatin for cholesterol": why, not a substance taken with it
+        treated = treated | np.array([p in purpose for p, _ in phrases])
+    condition = reader.conditions.named(phrases, s.condition_similarity, vectors, exclude=treated)
+    if condition is not None and s.condition_reads in LISTED_ONLY and top is not A.INTERACTIONS:
+        # read past the typer only where the drug's own record names the condition as a
+        # reason for care: "Is Haldol okay for someone with Parkinson's?" (typed: what is it
+        # for) against haloperidol's contraindications "Parkinson's disease"
+        k = [p for p, _ in phrases].index(condition.phrase)
+        listed = reader.space.listed_similarity(subject.drug_id, vectors[k:k + 1], (A.CONTRAINDICATIONS, A.WARNINGS))
+        if listed[0] < s.match_at:
+            return None
+    if condition is not None and s.condition_check and reader.condition_checker is not None \
+            and top is not A.INTERACTIONS:
+        # beyond the typer's interactions reading a named condition is as often what the
+        # medicine is asked to treat or a side effect: the LLM says which
+        if reader.condition_checker(question[: s.item_check_chars], subject.display_name, condition.phrase) < 0.5:
+            return None
+    return condition

@@ -106,7 +106,9 @@ class ConsultationEvaluator(Evaluator[ConsultItem, Answer]):
     def judge(self, item: ConsultItem, answer: Answer) -> dict[str, Any]:
         """Automatic checks of one reply against the item's gold and the database's gold entries."""
         ref = self.reference
-        cited = answer.citations[0] if answer.citations else None
+        # an abstention may cite what it offers instead (a dose-only drug's class prototype,
+        # reading/class_prototype.py): it cites no entry as the answer
+        cited = answer.citations[0] if answer.citations and answer.outcome == "answered" else None
         gold_drug = ref.display.get(item.subject, item.subject)
         drug_ok = cited is not None and cited.chapter == gold_drug
         attr_ok = drug_ok and item.attribute is not None and cited.section == item.attribute
@@ -157,7 +159,9 @@ class ConsultationEvaluator(Evaluator[ConsultItem, Answer]):
         where no entry answers, the reply abstains or says the database does not list it."""
         answered = answer.outcome == "answered"
         says_listed = answered and "does not list" not in first
-        cited = answer.citations[0] if answer.citations else None
+        # an abstention may cite what it offers instead (a dose-only drug's class prototype,
+        # reading/class_prototype.py): it cites no entry as the answer
+        cited = answer.citations[0] if answer.citations and answer.outcome == "answered" else None
         display = self.reference.display
         good = {(display.get(a["drug"], a["drug"]), a["attribute"]) for a in labels["answers"]}
         items = [i for a in labels["answers"] for i in a["items"]]
