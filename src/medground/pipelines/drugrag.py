@@ -76,6 +76,7 @@ class DrugRagPipeline:
         self._by_display: dict | None = None
         self._reader = None  # reading.consult.ConsultReader, built on first use
         self._vocabulary_words = None  # corpus.lay_vocabulary.LayVocabulary, loaded on first use
+        self._book_mentions = None  # reading.book_mentions.BookMentions (False: no chunk store), built on first use
         self._drug_lexicon = None  # drug_schema.NameLexicon, loaded with it
 
     def subjects(self, dialogue: str) -> list:
@@ -210,8 +211,28 @@ class DrugRagPipeline:
                                          conditions=load_condition_reader(embedder=typer.embedder,
                                                                           embedder_kind=typer.model.embedder),
                                          condition_checker=self.check_condition,
-                                         term_writer=self.write_terms)
+                                         term_writer=self.write_terms,
+                                         book_mentions=self.book_mentions, book_check=self.book_answers)
         return self._reader
+
+    def book_mentions(self):
+        """The textbook's sentences naming each drug, from the chunk store (built once); None when
+        no store has been ingested."""
+        if self._book_mentions is None:
+            from medground.reading.book_mentions import BookMentions
+            from medground.store.settings import StoreMissingError, open_store
+
+            try:
+                store = open_store(self.engine.settings.store, must_exist=True)
+            except StoreMissingError:
+                self._book_mentions = False
+            else:
+                self._book_mentions = BookMentions(store.iter_chunks(), self.consult_reader().drugs.drugs)
+        return self._book_mentions or None
+
+    def book_answers(self, question: str, sentence: str) -> float:
+        """P(yes) for "does this passage answer the question?" (the textbook reader's quote check)."""
+        return yes_probabilities(self.llm, "quote_answers", [{"question": question, "passage": sentence}])[0]
 
     def verify_entries(self, dialogue: str, entries: list[Citation]) -> dict[int, float]:
         """The LLM as a verifier: P(entry n answers the consultation), one forward pass."""

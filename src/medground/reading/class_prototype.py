@@ -140,18 +140,19 @@ CLASS_TYPES = frozenset({AttributeType.ADVERSE_REACTIONS, AttributeType.INTERACT
                          AttributeType.CONTRAINDICATIONS, AttributeType.WARNINGS})
 
 
-def prototype_sentence(drug: Drug, prototype: Drug, phrase: str, named: Sequence[str], listed: str) -> str:
+def prototype_sentence(drug: Drug, prototype: Drug, phrase: str, named: Sequence[str], listed: str,
+                       number: int = 1) -> str:
     """What the prototype's entry of the asked kind says, as the prototype's: ``named``, its items
     that match the question (quoted), else ``listed``, the entry's items in brief."""
     what = f" include {join_items([chr(8220) + n.rstrip('.') + chr(8221) for n in named])}" if named else f": {listed}"
     return (f"In the book, {prototype.display_name} is the prototype of {drug.display_name}'s class "
-            f"({prototype.drug_class}); its {phrase} [1]{what}. Whether this holds for "
+            f"({prototype.drug_class}); its {phrase} [{number}]{what}. Whether this holds for "
             f"{drug.display_name} is for your pharmacist or doctor to judge.")
 
 
-def prototype_reply(reader, turns: Sequence[str], asked_of: Sequence[Drug], asked: AttributeType
-                    ) -> tuple[str, Citation] | None:
-    """The sentence on a class prototype's entry of the ``asked`` kind and its citation [1], or
+def prototype_reply(reader, turns: Sequence[str], asked_of: Sequence[Drug], asked: AttributeType,
+                    number: int = 1) -> tuple[str, Citation] | None:
+    """The sentence on a class prototype's entry of the ``asked`` kind and its citation [``number``], or
     None: the first of ``asked_of`` (the drugs asked about, the subject first) whose class has a
     prototype with such an entry. ``reader``: the ConsultReader, whose choice of entries and item
     matching are reused with the prototype as the subject and the other drugs asked about as its
@@ -177,8 +178,8 @@ def prototype_reply(reader, turns: Sequence[str], asked_of: Sequence[Drug], aske
             continue
         t = choice.attribute.type
         sentence = prototype_sentence(drug, choice.drug, PHRASE.get(t, t.value), named,
-                                      listing(choice.attribute.text, s.max_listed))
-        return sentence, record_citation(choice.drug, choice.attribute, 1)
+                                      listing(choice.attribute.text, s.max_listed), number)
+        return sentence, record_citation(choice.drug, choice.attribute, number)
     return None
 
 

@@ -34,6 +34,7 @@ from dataclasses import replace
 import numpy as np
 
 from medground.drug_schema import AttributeType, Drug
+from medground.reading.book_mentions import BookMentions
 from medground.reading.consult_items import ItemSpace
 from medground.reading.described import described_in, masked_for
 from medground.reading.consult_settings import CHECKED_TYPES, TERM_TYPES, ConsultReplySettings
@@ -46,10 +47,10 @@ from medground.reading.consult_text import (
     questions,
 )
 from medground.reading.class_match import mark_named
-from medground.reading.class_prototype import prototype_reply
 from medground.reading.record_facts import class_reply, sameness_reply
 from medground.reading.consult_reply import answered_reply
-from medground.reading.consult_sentences import NO_ENTRY_TAIL, no_entry_text
+from medground.reading.consult_offers import offered_instead
+from medground.reading.consult_sentences import no_entry_text
 from medground.reading.patient_condition import ConditionReader, as_condition_question, condition_named
 from medground.reading.consult_types import (
     Choice,
@@ -85,7 +86,9 @@ class ConsultReader:
                  item_checker: Callable[[str, list[str]], list[float]] | None = None, lay_vocabulary=None,
                  conditions: ConditionReader | None = None,
                  condition_checker: Callable[[str, str, str], float] | None = None,
-                 term_writer: Callable[[str], str] | None = None):
+                 term_writer: Callable[[str], str] | None = None,
+                 book_mentions: Callable[[], BookMentions | None] | None = None,
+                 book_check: Callable[[str, str], float] | None = None):
         self.drugs = drugs  # retrieve.drugs.DrugRetriever
         self.typer = typer  # reading.consult_typer.ConsultTyper
         self.embedder = embedder
@@ -100,6 +103,10 @@ class ConsultReader:
         self.condition_checker = condition_checker
         # (the patient's words) -> what they describe in medical terms, comma-separated; the pipeline's LLM
         self.term_writer = term_writer
+        # the textbook's sentences naming each drug (built on first use), and the LLM's
+        # (question, sentence) -> P(it answers): reading/book_mentions.py
+        self.book_mentions = book_mentions
+        self.book_check = book_check
 
     @property
     def settings(self) -> ConsultReplySettings:
@@ -371,10 +378,8 @@ class ConsultReader:
             asked = None if p_none >= s.none_above or top_type is None else top_type
             others_hold = {d.display_name: {a.type for a in self.space.entries(d.drug_id)} for d in others}
             text, cited = no_entry_text(name, held, asked, others_hold), []
-            if s.class_prototype and asked is not None and asked not in held \
-                    and (found := prototype_reply(self, turns, [drug, *others], asked)) is not None:
-                # still no answer about the drug itself: the prototype's entry, then where to ask
-                text, cited = f"{text.removesuffix(NO_ENTRY_TAIL)} {found[0]}{NO_ENTRY_TAIL}", [found[1]]
+            if asked is not None and asked not in held:  # still no answer from the database
+                text, cited = offered_instead(self, turns, [drug, *others], asked, text)
             return Reply("insufficient_evidence", text, cited, text, ranked=choices, p_none=p_none,
                          reason="no entry relates to the question", condition=condition, terms=terms)
         return answered_reply(turns, drug, best, matched, choices, others, p_type, s,

@@ -60,6 +60,14 @@ class ConsultReplySettings(BaseModel):
     # The outcome stays an abstention. Session 35.
     class_prototype: bool = Field(True, description="where the drug lacks the asked entry, add what the "
                                   "prototype of its class in the book lists")
+    # What the textbook says of the drug, where it lacks the asked entry: the sentence naming it
+    # nearest the question that the LLM reads as answering (the textbook reader's quote check,
+    # fitted in session 26 at 0.5), cited as the book's (reading/book_mentions.py). Needs the
+    # ingested books; the outcome stays an abstention. Session 35.
+    book_sentences: bool = Field(True, description="where the drug lacks the asked entry, offer the textbook "
+                                 "sentence that names it and answers")
+    book_candidates: int = Field(2, ge=1, description="nearest textbook sentences the LLM checks")
+    book_answers_min: float = Field(0.5, ge=0.0, le=1.0, description="P(the sentence answers) to offer it")
     label_scaffolding: bool = Field(True, description="leave an FDA label section's headings, boilerplate and "
                                     "table header rows out of its items")
     max_entry_items: int = Field(60, ge=1, description="items of one entry matched (a label section's first lines)")
