@@ -128,10 +128,9 @@ def test_a_dose_only_drug_abstains_and_then_gives_its_class_prototypes_entry(rea
     assert r.text.endswith("A pharmacist or the package leaflet can answer this.")
 
 
-def test_no_item_matched_lists_the_prototypes_entry(reader):
-    r = reader.reply(["I take sertraline. Which other medicines should I be careful with?"], "sertraline")
-    assert r.outcome == "insufficient_evidence"
-    assert "Fluoxetine is the prototype" in r.text and "its interactions [1]: Tramadol; MAOIs; Warfarin." in r.text
+def test_a_prototype_entry_naming_nothing_asked_is_not_offered(reader):
+    r = reader.reply(["I take sertraline. Is it safe with my thyroid tablets?"], "sertraline")
+    assert r.outcome == "insufficient_evidence" and "prototype" not in r.text and r.citations == []
 
 
 def test_off_it_abstains_as_before(reader):
