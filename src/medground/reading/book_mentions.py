@@ -126,8 +126,11 @@ def book_reply(mentions: BookMentions | None, embedder, answers: Callable[[str, 
         return None
     for drug in asked_of:
         names = [drug.generic_name, *drug.brand_names]
-        for sentence, similarity in nearest(embedder, question, mentions.of(drug.drug_id), names, candidates, near):
-            if similarity >= floor and answers(question, sentence.text) >= answers_min:
+        # the other drugs asked about by their generic name and class too: "Zoloft" with tramadol
+        # meets "… serotonin syndrome when combined with SSRIs" through sertraline's class
+        with_others = " ".join([question, *(f"({d.generic_name}, {d.drug_class})" for d in asked_of if d is not drug)])
+        for sentence, similarity in nearest(embedder, with_others, mentions.of(drug.drug_id), names, candidates, near):
+            if similarity >= floor and answers(with_others, sentence.text) >= answers_min:
                 where = sentence.chunk.title or sentence.chunk.chapter
                 return (f"The textbook ({sentence.chunk.book}, {where}) says of {drug.display_name}: "
                         f"\u201c{sentence.text}\u201d [{number}].", sentence.citation(number, similarity))
