@@ -67,6 +67,7 @@ class BookMentions:
         pattern = re.compile(r"\b(" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")\b",
                              re.IGNORECASE) if names else None
         self.by_drug: dict[str, list[BookSentence]] = {}
+        self._vectors: dict[str, np.ndarray] = {}
         if pattern is None:
             return
         for chunk in chunks:
@@ -82,6 +83,12 @@ class BookMentions:
     def of(self, drug_id: str) -> list[BookSentence]:
         return self.by_drug.get(drug_id, [])
 
+    def vectors(self, drug_id: str, embedder, names: Sequence[str]) -> np.ndarray:
+        """The drug's sentences embedded with its ``names`` masked, once per drug (insulin has 191)."""
+        if drug_id not in self._vectors:
+            self._vectors[drug_id] = embedder.encode_passages([_masked(s.text, names) for s in self.of(drug_id)])
+        return self._vectors[drug_id]
+
 
 def _masked(text: str, names: Sequence[str]) -> str:
     """``text`` with the drug's names said as "it": nearness is then about what is said of it."""
@@ -95,13 +102,14 @@ def _stems(text: str, drop: frozenset[str]) -> set[str]:
     return {w[:5] for w in (m.lower() for m in _WORDS.findall(text)) if len(w) > 2 and w not in drop}
 
 
-def nearest(embedder, question: str, sentences: Sequence[BookSentence], names: Sequence[str], k: int,
+def nearest(embedder, question: str, mentions: BookMentions, drug_id: str, names: Sequence[str], k: int,
             near: float) -> list[tuple[BookSentence, float]]:
-    """The ``k`` sentences nearest ``question`` in MiniLM's space with the drug's ``names`` said as
+    """The ``k`` sentences of the drug nearest ``question`` in MiniLM's space with its ``names`` said as
     "it" in both (every sentence names the drug), nearest first, among those at least ``near`` or
     sharing a content word with the question besides the drug's names (a sentence on
     simvastatin's 80 mg dose, 0.36, is no answer about grapefruit juice; "a few beers" meets
     "Avoid drinking alcohol while using acetaminophen" at 0.51)."""
+    sentences = mentions.of(drug_id)
     if not sentences or not question.strip():
         return []
     from medground.reading.consult_text import stop_words
@@ -109,7 +117,7 @@ def nearest(embedder, question: str, sentences: Sequence[BookSentence], names: S
     drop = stop_words() | {w.lower() for n in names for w in _WORDS.findall(n)}
     asked = _stems(question, drop)
     q = embedder.encode_queries([_masked(question, names)])[0]
-    sims = embedder.encode_passages([_masked(s.text, names) for s in sentences]) @ q
+    sims = mentions.vectors(drug_id, embedder, names) @ q
     kept = [i for i in np.argsort(-sims) if sims[i] >= near or asked & _stems(sentences[i].text, drop)]
     return [(sentences[i], float(sims[i])) for i in kept[:k]]
 
@@ -129,7 +137,7 @@ def book_reply(mentions: BookMentions | None, embedder, answers: Callable[[str, 
         # the other drugs asked about by their generic name and class too: "Zoloft" with tramadol
         # meets "… serotonin syndrome when combined with SSRIs" through sertraline's class
         with_others = " ".join([question, *(f"({d.generic_name}, {d.drug_class})" for d in asked_of if d is not drug)])
-        for sentence, similarity in nearest(embedder, with_others, mentions.of(drug.drug_id), names, candidates, near):
+        for sentence, similarity in nearest(embedder, with_others, mentions, drug.drug_id, names, candidates, near):
             if similarity >= floor and answers(with_others, sentence.text) >= answers_min:
                 where = sentence.chunk.title or sentence.chunk.chapter
                 return (f"The textbook ({sentence.chunk.book}, {where}) says of {drug.display_name}: "

@@ -27,7 +27,7 @@ from functools import lru_cache
 from medground.drug_schema import AttributeType, Drug, DrugAttribute
 from medground.reading.consult_sentences import PHRASE
 from medground.reading.consult_text import join_items
-from medground.reading.consult_types import SAFETY_PAIR, distinct, record_citation
+from medground.reading.consult_types import SAFETY_PAIR, answering_items, record_citation
 from medground.schema import Citation
 
 _SOURCE = re.compile(r"^openstax-(prototype|dosage-table):(m\d+)#table-(\d+)")
@@ -190,7 +190,6 @@ def near_items(choice, s) -> list[str]:
     """The entry's items that match what was said (``s``: the reply settings; ``match_at``), else
     its nearest item from ``hedge_at`` — as the reply names its closest item; the sentence names
     it as the prototype's only — never one naming something else; at most ``max_items``."""
-    named = [m.text for m in distinct([m for m in choice.items if m.answers(s.match_at)],
-                                      [m.text for m in choice.items])][: s.max_items]
+    named = [m.text for m in answering_items(choice, s.match_at, s.max_items)]
     near = choice.best
     return named or ([near.text] if near is not None and near.answers(s.hedge_at) else [])

@@ -57,6 +57,7 @@ from medground.reading.consult_types import (
     EntryChoice,
     ItemMatch,
     Reply,
+    answering_items,
     distinct,
     held_and_elsewhere,
     no_entry_relates,
@@ -359,8 +360,7 @@ class ConsultReader:
         def matched_in(choice: EntryChoice) -> list[ItemMatch]:
             """The choice's items that answer (after the LLM's item check, when on)."""
             self.check_items(turns[-1] if turns else "", choice)
-            return distinct([m for m in choice.items if m.answers(s.match_at)],
-                            [m.text for m in choice.items])[: s.max_items]
+            return answering_items(choice, s.match_at, s.max_items)
 
         matched = matched_in(best)
         held, elsewhere = held_and_elsewhere(choices, drug.drug_id, p_type)

@@ -155,6 +155,11 @@ def part_of(a: Drug, b: Drug) -> bool:
     return a.generic_name in b.components or b.generic_name in a.components
 
 
+def answering_items(choice: EntryChoice, match_at: float, limit: int) -> list[ItemMatch]:
+    """The choice's items that answer (at ``match_at``), each named once, at most ``limit``."""
+    return distinct([m for m in choice.items if m.answers(match_at)], [m.text for m in choice.items])[:limit]
+
+
 def distinct(matches: Sequence[ItemMatch], items: Sequence[str] = ()) -> list[ItemMatch]:
     """Matched items without an item whose matched part is also there: "diarrhea" says it,
     "Nausea/vomiting/diarrhea/flatulence" beside it only repeats it. A matched head ("Pregnancy")
