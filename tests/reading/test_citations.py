@@ -15,6 +15,9 @@ def test_talk_of_passages_becomes_citation_marks():
     assert plain_citations("Methadone lasts 59 hours, as stated in Passage 1 [1].") == "Methadone lasts 59 hours [1]."
     assert plain_citations("Methadone lasts 59 hours, as stated in Passage 1. [1] Next.") == \
         "Methadone lasts 59 hours [1]. Next."
+    # a clause that only says where the claim comes from (an own-words question, session 35)
+    assert plain_citations("A deficiency of vitamin B12 can lead to nerve cell damage, which is supported by "
+                           "passage [1].") == "A deficiency of vitamin B12 can lead to nerve cell damage [1]."
 
 
 def test_a_sentence_that_only_names_its_source_becomes_the_previous_ones_mark():

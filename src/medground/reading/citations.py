@@ -66,7 +66,8 @@ _LEAD = re.compile(r"(?:according to|based on|as (?:stated|shown|described|noted
                    r"|(?:the|this)\s+passages?(?:\s+(\[\d+\]))?\s+(?:directly\s+)?"
                    r"(?:states|says|notes|mentions|explains|indicates|shows|supports this answer by stating)"
                    r"(?:\s+that)?\s*,?\s*", re.IGNORECASE)
-_INLINE = re.compile(r",?\s*(?:according to|as (?:stated|shown|described|noted|mentioned) in|as per|based on)\s+"
+_INLINE = re.compile(r",?\s*(?:according to|as (?:stated|shown|described|noted|mentioned) in|as per|based on"
+                     r"|which (?:is|are) (?:directly |also )?(?:supported|confirmed|stated|shown|mentioned) (?:by|in))\s+"
                      r"(?:the\s+)?passage\s+(\[\d+\])", re.IGNORECASE)
 _PAREN = re.compile(r"\(\s*passage\s+(\[\d+\])\s*\)", re.IGNORECASE)
 # a sentence that only says where the one before it comes from: "This belief is supported by passage [1]."
@@ -78,7 +79,7 @@ _SOURCE_ONLY = re.compile(r"(?:this|that|it|these)(?:\s+\w+){0,3}\s+(?:is|are)\s
 def plain_citations(text: str) -> str:
     """A generated answer with its talk of passages turned into citation marks: "According to
     passage 3, X." → "X [3]."; "X, according to passage [2]." → "X [2]."; "X (Passage 1)." →
-    "X [1]."; "The passage states that X [1]." → "X [1]."; "X. This belief is supported by passage [1]."
+    "X [1]."; "X, which is supported by passage [1]." → "X [1]."; "The passage states that X [1]." → "X [1]."; "X. This belief is supported by passage [1]."
     → "X [1]." A reader sees [n] after a claim; "passage
     3" means nothing to them. Applied after the claim checks, which read the model's own marks."""
     from medground.corpus.sentences import split_spans
