@@ -5,7 +5,7 @@ MiniLM and the shipped typer; a small database."""
 from medground.drug_schema import AttributeType as A
 from medground.drug_schema import Drug, DrugAttribute, DrugCatalog
 from medground.reading.consult import ConsultReader
-from medground.reading.consult_text import members, with_parts
+from medground.reading.consult_text import members, sentence_phrases, with_parts
 
 SRC = "openstax-prototype:m1#t"
 TYRAMINE = ("Foods high in tyramine (milk, turkey, chicken, soy products, seafood, canned tuna, aged cheeses, "
@@ -24,6 +24,32 @@ def test_members_are_a_parenthesised_list_after_a_short_head():
     assert with_parts(["Opioids", "CNS depressants (opioids, kava)"]) == ["Opioids", "CNS depressants (opioids, kava)",
                                                                         "CNS depressants"]
     assert with_parts(["Opioids", "CNS depressants (opioids, kava)"], named_members=True)[-2:] == ["opioids", "kava"]
+
+
+def test_a_sentence_item_is_also_met_through_its_runs_of_content_words():
+    fiber = "Dietary fiber may bind to levothyroxine sodium and decrease its absorption"
+    assert sentence_phrases(fiber, ["Levothyroxine Sodium"]) == ["Dietary fiber"]  # its own name ends a run
+    assert sentence_phrases("There have been postmarketing reports of severe and disabling arthralgia in "
+                            "patients taking DPP-4 inhibitors.") == ["disabling arthralgia"]  # framing and numbers
+    assert "orange juice" in sentence_phrases("Avoid orange juice for at least 2 hours after taking")
+    assert sentence_phrases("Grapefruit juice (large amounts)") == []  # a short item is matched whole
+
+
+def test_a_fibre_supplement_meets_the_labels_sentence_on_dietary_fiber(reader_over):
+    """"a big bowl of bran flakes plus a fibre supplement" on Synthroid: the interactions sentence
+    on dietary fiber is 0.50 from "fibre supplement" whole, "Dietary fiber" alone much nearer."""
+    fiber = "Dietary fiber may bind to levothyroxine sodium and decrease its absorption"
+    catalog = DrugCatalog(
+        [Drug("levothyroxine", "levothyroxine", ["Synthroid"], "Thyroid hormone")],
+        [DrugAttribute("levothyroxine", A.INTERACTIONS, "Iron\n" + fiber, SRC),
+         DrugAttribute("levothyroxine", A.ADVERSE_REACTIONS, "Tremors\nNausea\nIrritability", SRC)])
+    base = reader_over(catalog)
+    said = ["I take my Synthroid every morning, then a fibre supplement with breakfast. Is that a problem?"]
+    phrases = ConsultReader(base.drugs, base.typer, base.embedder,
+                            base.settings.model_copy(update={"item_phrases": True}))
+    r = phrases.reply(said, "levothyroxine")
+    assert r.chosen.attribute.type is A.INTERACTIONS and r.matched == [fiber], r.text
+    assert fiber not in base.reply(said, "levothyroxine").matched  # off: the sentence is too far whole
 
 
 def test_a_food_named_among_an_items_members_is_that_item(reader_over):
@@ -109,3 +135,21 @@ def test_a_warnings_sentence_naming_the_other_drugs_class_answers_the_two_togeth
                           base.settings.model_copy(update={"partner_warnings": True}))
     r = three.reply(["can I take tylenol with my eliquis?"], "acetaminophen", ["apixaban"])
     assert not any(c.drug.drug_id == "apixaban" and c.attribute.type is A.WARNINGS for c in r.ranked)
+
+
+def test_a_food_the_question_is_about_answers_before_a_dose_that_names_nothing(reader_over):
+    """"Do I really have to skip the cheese??" on Nardil was given its dose (the typer's 0.62): its
+    interactions item names the cheese (reply.matched_first). Cheese told before a dose question
+    is context: the dose answers."""
+    catalog = DrugCatalog(
+        [Drug("phenelzine", "phenelzine", ["Nardil"], "Monoamine oxidase inhibitor")],
+        [DrugAttribute("phenelzine", A.INTERACTIONS, "Antidepressants\n" + TYRAMINE, SRC),
+         DrugAttribute("phenelzine", A.DOSAGE, "15 mg orally 3 times daily; maximum dose: 90 mg/day.", SRC)])
+    reader = reader_over(catalog)
+    skip = ["I'm on Nardil for my depression.", "Do I really have to skip the cheese??"]
+    assert reader.reply(skip, "phenelzine").chosen.attribute.type is A.INTERACTIONS
+    dose = ["I'm on Nardil. I had some cheese at lunch and felt fine. What's the most Nardil I can take in a day?"]
+    assert reader.reply(dose, "phenelzine").chosen.attribute.type is A.DOSAGE
+    off = ConsultReader(reader.drugs, reader.typer, reader.embedder,
+                        reader.settings.model_copy(update={"matched_first": "off"}))
+    assert off.reply(skip, "phenelzine").chosen.attribute.type is A.DOSAGE  # the typer's choice alone

@@ -1,6 +1,6 @@
 """The patient's last question reframed for the typer (reading/consult_reframe.py)."""
 
-from medground.reading.consult_reframe import attribution_question, bearing_question
+from medground.reading.consult_reframe import asking_part, attribution_question, bearing_question
 
 
 def test_a_question_without_its_mark_still_ties_what_was_said_to_the_medicine():
@@ -63,3 +63,13 @@ def test_a_question_about_taking_both_says_so():
                  "Should the prednisone be taken together with food?", "Can I crush it and mix it into his juice?"]:
         assert not asks_about_both(turn), turn
     assert asks_about_both("Is it ok to take aspirin on top of that?") and asks_about_both("is it safe to be on both?")
+
+
+def test_what_the_question_is_about_is_its_own_words_or_what_it_points_back_at():
+    coffee = "Not really. I'm a big coffee drinker, five mugs before lunch. Could that be it?"
+    assert asking_part(coffee) == "I'm a big coffee drinker, five mugs before lunch. Could that be it?"
+    assert asking_part("I eat breakfast right after. Is that ok?") == "I eat breakfast right after. Is that ok?"
+    # a question with words of its own is about them: the cheese told before is context
+    dose = "I had some cheese at lunch. What's the most Nardil I can take in a day?"
+    assert asking_part(dose, ["Nardil"]) == "What's the most Nardil I can take in a day?"
+    assert asking_part("Do I really have to skip the cheese??") == "Do I really have to skip the cheese??"

@@ -63,6 +63,30 @@ def test_a_safety_entry_naming_nothing_said_yields_to_the_one_that_does():
     assert safety_sibling_first([effects, label_warnings], 0.45, (SAFETY_PAIR, EFFECT_PAIR))[0] is label_warnings
 
 
+def test_an_entry_naming_what_the_question_says_answers_before_one_naming_nothing_near():
+    from medground.drug_schema import AttributeType as A, DrugAttribute
+    from medground.reading.consult_types import EntryChoice, ItemMatch, matched_entry_first
+
+    drug = Drug("theophylline", "theophylline", ["Theo-24"], "Xanthine")
+    turn = "I'm a big coffee drinker, five mugs before lunch. Could that be it?"
+
+    def entry(kind, best: float, said: str, modifier: bool = False) -> EntryChoice:
+        attr = DrugAttribute("theophylline", kind, kind.value, "…", "book")
+        return EntryChoice(drug, attr, 0.5, [ItemMatch("item", best, said, modifier=modifier)], 0.0)
+
+    effects, caffeine = entry(A.ADVERSE_REACTIONS, 0.38, "jittery"), entry(A.INTERACTIONS, 0.72, "coffee")
+    copd = entry(A.WARNINGS, 0.8, "COPD")  # told in an earlier turn ("for my COPD")
+    assert matched_entry_first([effects, copd, caffeine], 0.45, 0.65, turn) == [caffeine, effects, copd]
+    assert matched_entry_first([effects, copd], 0.45, 0.65, turn) == [effects, copd]  # not this turn's words
+    near = entry(A.ADVERSE_REACTIONS, 0.5, "jittery")
+    assert matched_entry_first([near, caffeine], 0.45, 0.65, turn)[0] is near  # the first names something near
+    through_modifier = entry(A.INTERACTIONS, 0.72, "coffee", modifier=True)
+    assert matched_entry_first([effects, through_modifier], 0.45, 0.65, turn)[0] is effects
+    assert matched_entry_first([effects, caffeine], 0.45, 0.65, turn, frozenset({A.WARNINGS}))[0] is effects
+    other = EntryChoice(Drug("caffeine", "caffeine", [], ""), caffeine.attribute, 0.5, caffeine.items, 0.0)
+    assert matched_entry_first([effects, other], 0.45, 0.65, turn)[0] is effects  # the subject's own entries
+
+
 def test_a_missing_kind_abstains_unless_a_near_item_may_answer():
     from medground.drug_schema import AttributeType as A
     from medground.reading.consult_settings import ConsultReplySettings

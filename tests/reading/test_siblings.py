@@ -79,6 +79,10 @@ def test_a_word_said_only_as_a_modifier_names_nothing_asked(reader):
     # ... and past determiners to its object: he drinks coffee, not alcohol
     assert "drinks" in modifiers_only("he drinks a lot of coffee, is that ok?")
     assert modifiers_only("Is it ok to drink?") == set()
+    # before one who takes something in, or the taking: what is taken, as an object would be
+    assert "coffee" not in modifiers_only("I'm a big coffee drinker, could that be it?")
+    assert "salt" not in modifiers_only("Does my salt intake matter?")
+    assert "coffee" in modifiers_only("I had a coffee cake with it.")
     turns = ["I'm on Coumadin. Can I drink green tea in the morning?"]
     r = reader.reply(turns, "warfarin")
     alcohol = next(m for m in r.chosen.items if m.text == "Alcohol")

@@ -32,7 +32,11 @@ def english_words() -> frozenset[str]:
 # English derivational affixes (grammar, not a list fitted to any set): "reprocessing" is
 # "processing" re-done, not a name, though WordPiece splits it.
 _PREFIXES = ("re", "un", "non", "pre", "over", "under", "mis", "dis")
-_SUFFIXES = ("ing", "ed", "ness", "ly", "ment", "ation", "able", "er")
+# The adjective and noun endings ("causative", "confirmatory", "secretory", "fatality") too: a question's
+# ordinary word that WordPiece splits is no name the passages must hold. No drug name of the medicine
+# database reads as English through them (checked when they were added, session 36).
+_SUFFIXES = ("ing", "ed", "ness", "ly", "ment", "ation", "able", "er", "ative", "atory", "ive", "ory", "ity",
+             "ous", "ism", "ist")
 
 
 def is_english_word(word: str) -> bool:
@@ -45,7 +49,7 @@ def is_english_word(word: str) -> bool:
 
 def is_english_derivation(word: str) -> bool:
     """``word`` is English, an English word with one common prefix or suffix ("reprocessing",
-    "unblinded"), or two English words joined ("bedtime", "heartburn"); a name ("glimepiride",
+    "unblinded", "causative"), or two English words joined ("bedtime", "heartburn"); a name ("glimepiride",
     "Romberg") is none of these."""
     if is_english_word(word):
         return True

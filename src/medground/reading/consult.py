@@ -40,7 +40,7 @@ from medground.reading.described import described_in, masked_for
 from medground.reading.consult_settings import CHECKED_TYPES, TERM_TYPES, ConsultReplySettings
 from medground.reading.ages import child_age, names_the_childs_age
 from medground.reading.consult_checks import check_items, combined, verify
-from medground.reading.consult_reframe import asks_about_both, typer_texts
+from medground.reading.consult_reframe import asking_part, asks_about_both, typer_texts
 from medground.reading.consult_text import (
     clinical_terms,
     purpose_phrases,
@@ -65,6 +65,7 @@ from medground.reading.consult_types import (
     part_of,
     record_citation,
     safety_sibling_first,
+    matched_entry_first,
     SAFETY_PAIR,
     EFFECT_PAIR,
     word_set,
@@ -280,6 +281,9 @@ class ConsultReader:
         if s.safety_siblings:
             choices = safety_sibling_first(choices, s.hedge_at,
                                            (SAFETY_PAIR, EFFECT_PAIR) if s.effects_siblings else (SAFETY_PAIR,))
+        if s.matched_first != "off":
+            choices = matched_entry_first(choices, s.hedge_at, s.match_at, asking_part(question, names),
+                                          frozenset({A.INTERACTIONS}) if s.matched_first == "interactions" else None)
         return Choice(choices, p_none, p_type, condition.phrase if condition else None, others)
 
     def clinical_terms(self, turns: Sequence[str], subject_id: str, other_ids: Sequence[str] = ()) -> list[str]:

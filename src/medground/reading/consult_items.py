@@ -20,6 +20,7 @@ from medground.reading.consult_text import (
     content_phrases,
     describing_words,
     members,
+    sentence_phrases,
     split_items,
     stop_words,
     with_parts,
@@ -82,6 +83,12 @@ class ItemSpace:
             self._members[drug_id] = [
                 {m: item for item in reversed(its) for m in members(item) if m not in its} if on else {}
                 for its, on in zip(listed, named_members)]
+            if s.item_phrases:  # a sentence item is also met through its runs of content words
+                own = self.drug_names(self.drugs.drugs[drug_id], []) if drug_id in self.drugs.drugs else []
+                said = [{p: item for item in reversed(its) for p in sentence_phrases(item, own) if p not in its}
+                        if a.type in TERM_TYPES else {} for its, a in zip(listed, self.entries(drug_id))]
+                items = [list(dict.fromkeys([*its, *ph])) for its, ph in zip(items, said)]
+                self._members[drug_id] = [{**ph, **m} for ph, m in zip(said, self._members[drug_id])]
             flat = [i for its in items for i in its]
             extra: list[tuple[int, int, str]] = []  # (row, item, text)
             abbreviations = load_abbreviations() if s.spell_abbreviations else {}

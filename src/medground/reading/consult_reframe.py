@@ -120,6 +120,26 @@ def bearing_question(turn: str, names: Sequence[str] = ()) -> str | None:
     return f"Is this medicine safe with this: {about[-1].rstrip(' .!?,;')}?"
 
 
+# Words that judge what was said without saying anything of their own ("Is that ok?", "Is that a
+# problem?"): for what the question is about, they point back as "that" does.
+_JUDGING = frozenset("ok okay fine alright safe problem problems concern issue worry worried bad normal "
+                     "wrong right good".split())
+
+
+def asking_part(turn: str, names: Sequence[str] = ()) -> str:
+    """What the turn's question is about, in its words: its question sentences; where they say
+    nothing of their own ("I'm a big coffee drinker. Could that be it?"), the sentence before them
+    too. "I had some cheese at lunch. What's the most Nardil I can take?" asks about the dose."""
+    sentences = sentences_of(turn)
+    asked = questions(turn)
+    bare = (_POINTERS | _TIES | AUXILIARIES | _BEARING | _BEARING_FILLERS | _JUDGING | REFERENTS | name_words(names)
+            | stop_words())
+    if any(w.lower() not in bare for q in asked for w in WORD.findall(q)):
+        return " ".join(asked)
+    first = sentences.index(asked[0]) if asked and asked[0] in sentences else len(sentences)
+    return " ".join(sentences[max(0, first - 1):])
+
+
 def typer_texts(turn: str, names: Sequence[str], kinds: Sequence[str], s: ConsultReplySettings) -> list[str]:
     """What the typer reads of the last turn, as the settings say: a reframed question when the
     turn only points back at what it said, else the turn, its question sentences, or both (whose

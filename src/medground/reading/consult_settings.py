@@ -214,6 +214,12 @@ class ConsultReplySettings(BaseModel):
     # member: a patient's "aged cheddar" meets "aged cheeses", not a blend of eleven foods. The
     # reply names the whole item (consult_types.distinct).
     item_members: bool = Field(True, description="match a list item through the members its parentheses name")
+    # A sentence item (an FDA label's "Dietary fiber may bind to levothyroxine sodium and decrease its
+    # absorption", 0.50 from "a fibre supplement") also matched through its runs of two or three
+    # adjacent content words (consult_text.sentence_phrases), as the patient's words are. Session 36,
+    # dev: 62 of 849 replies changed, drug + attribute 2 gained / 1 lost, rubric 2 / 3; a label's
+    # study sentences then answer ("The safety of a 15-minute loading dose …" for bumping into doors) — off.
+    item_phrases: bool = Field(False, description="match a sentence item through its runs of content words")
     # Two drugs asked about together and neither interactions entry names the other: a warnings
     # sentence of either that names the other drug or its class ("Concomitant use of drugs
     # affecting hemostasis … nonsteroidal anti-inflammatory drugs (NSAIDs)" in Eliquis's label,
@@ -237,6 +243,17 @@ class ConsultReplySettings(BaseModel):
     # entry lists rash and cough). Session 33, dev: 3 of 728 replies lost, 0 gained — off.
     effects_siblings: bool = Field(False, description="a side-effects or warnings entry that names nothing said "
                                    "yields to the other one when that one names it")
+    # An entry of the subject whose item names what the question is about (at ``match_at``, through
+    # the words of its question sentences, or of the sentence a bare "Could that be it?" points back
+    # at: consult_reframe.asking_part) answers before the chosen one when that names nothing near
+    # (under ``hedge_at``): "a big coffee drinker … Could that be it?" on theophylline is its
+    # interactions' "Caffeine", not its side effects; "Do I really have to skip the cheese??" on Nardil
+    # its "Foods high in tyramine (…)", not its dose (consult_types.matched_entry_first). Session 36,
+    # dev: "interactions" 2 of 849 gained, 1 lost (a garbled dose question); "any" 3 gained, 18 lost
+    # (a what-is-it-for or dose question answered by a side effect the patient named).
+    matched_first: Literal["off", "any", "interactions"] = Field(
+        "interactions",
+        description="an entry whose item names what was asked answers before one naming nothing near it")
     # The asked kind of entry is missing (the typer reads "Stendra + a few beers" as an interactions
     # question; an FDA label holds only side effects, warnings and a boxed warning) but the best
     # entry's best item is at least ``hedge_at`` near what was said ("5.7 Alcohol", 0.53): answer from

@@ -86,6 +86,35 @@ def members(item: str) -> list[str]:
     return parts if len(parts) >= 2 else []
 
 
+# A label sentence's framing, not what it is about: who was studied and how it was reported.
+_LABEL_FRAMING = frozenset("patient patients reports reported postmarketing clinical trial trials study studies "
+                           "taking treated treatment receiving observed cases".split())
+
+
+def sentence_phrases(item: str, exclude: Sequence[str] = (), min_words: int = 7) -> list[str]:
+    """The runs of two or three adjacent content words of a sentence item ("Dietary fiber may bind
+    to levothyroxine sodium and decrease its absorption" → "Dietary fiber"): what a patient's short
+    phrase meets, where the whole sentence's embedding blends all it says. None for a short item;
+    a stop word, a number, a label's framing word or one of ``exclude`` (the drug's own names)
+    ends a run."""
+    if len(WORD.findall(item)) < min_words:
+        return []
+    drop = {w.lower() for name in exclude for w in WORD.findall(name)} | _LABEL_FRAMING
+    stop = stop_words()
+    out: list[str] = []
+    for clause in _CLAUSE.split(item):
+        run: list[str] = []
+        for token in [*clause.split(), ""]:
+            word = token.strip("\"'“”‘’")
+            if WORD.fullmatch(word) and len(word) > 2 and word.lower() not in stop and word.lower() not in drop \
+                    and not re.search(r"\d", word):
+                run.append(word)
+                continue
+            out += [" ".join(run[i:i + n]) for n in (2, 3) for i in range(len(run) - n + 1)]
+            run = []
+    return list(dict.fromkeys(out))
+
+
 def with_parts(items: Sequence[str], named_members: bool = False) -> list[str]:
     """Items, each followed by its parts when it names several things at once: "Nausea/vomiting/
     diarrhea" is three effects, and a patient's "loose stools" should meet "diarrhea" alone, not

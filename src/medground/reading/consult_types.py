@@ -138,6 +138,30 @@ def safety_sibling_first(choices: list[EntryChoice], near: float,
     return choices
 
 
+def matched_entry_first(choices: list[EntryChoice], near: float, match_at: float, said_now: str,
+                        kinds: frozenset[AttributeType] | None = None) -> list[EntryChoice]:
+    """``choices`` with the subject's entry that names what the patient said first, when the
+    chosen one names nothing ``near`` it: a substance, food or condition the patient named that an
+    entry lists ("a big coffee drinker" on theophylline: its interactions' "Caffeine", 0.72) says
+    what the question is about better than the typer's prior for an entry with nothing near
+    (its side effects, best item 0.38). Only through the words the question is about (``said_now``:
+    consult_reframe.asking_part): "I take Theo-24 for my COPD", told first, is no question about its
+    warnings' "COPD", nor "I had cheese at lunch. What's the most Nardil I can take?" one about
+    tyramine. ``kinds``: the entries that may come first (None: any)."""
+    said_now = said_now.lower()
+    if not choices:
+        return choices
+    first = choices[0]
+    if first.best is not None and first.best.similarity >= near:
+        return choices
+    for k, c in enumerate(choices[1:], 1):
+        if (c.drug is first.drug and c.attribute.type is not first.attribute.type
+                and (kinds is None or c.attribute.type in kinds)
+                and c.best is not None and c.best.answers(match_at) and c.best.phrase.lower() in said_now):
+            return [c, *choices[:k], *choices[k + 1:]]
+    return choices
+
+
 def word_set(text: str) -> set[str]:
     """Lower-cased words and the parts of hyphenated ones: "Reddish-orange … urine" holds "orange"."""
     out: set[str] = set()

@@ -59,6 +59,11 @@ DETERMINERS = frozenset({"a", "an", "the", "some", "any", "lot", "lots", "of", "
                          "your", "our", "this", "that", "these", "those", "much", "many", "little", "bit"})
 
 
+# Nouns of one who takes something in, or of the taking: the word before them is what is taken.
+TAKERS = frozenset("drinker drinkers eater eaters user users smoker smokers consumer consumers lover lovers "
+                   "addict addicts intake consumption habit".split())
+
+
 def modifiers_only(turn: str, exclude: Sequence[str] = ()) -> set[str]:
     """Words of the turn (lower-cased) said only before another content word (a compound's
     modifier, or a phrasal verb's verb before its object: "coughing up blood"), never as a head or
@@ -77,7 +82,10 @@ def modifiers_only(turn: str, exclude: Sequence[str] = ()) -> set[str]:
                 then += 1
             while then < len(words) and words[then].lower() in DETERMINERS:
                 then += 1  # "drinks a lot of coffee": the verb's object, past its determiners
-            (modifier if then < len(words) and content[then] else head).add(w.lower())
+            # "a big coffee drinker", "my salt intake": the word before one who takes something
+            # in (or the taking) names what is taken, as its object would
+            takes = then < len(words) and words[then].lower() in TAKERS
+            (modifier if then < len(words) and content[then] and not takes else head).add(w.lower())
     return modifier - head
 
 
