@@ -153,3 +153,24 @@ def test_a_food_the_question_is_about_answers_before_a_dose_that_names_nothing(r
     off = ConsultReader(reader.drugs, reader.typer, reader.embedder,
                         reader.settings.model_copy(update={"matched_first": "off"}))
     assert off.reply(skip, "phenelzine").chosen.attribute.type is A.DOSAGE  # the typer's choice alone
+
+
+def test_how_it_works_comes_with_what_it_does(reader_over):
+    """"What does Plavix actually do?" is read as how it works; a patient means what it does for
+    them too: the other entry of the pair is given after, cited as its own (the first stays)."""
+    catalog = DrugCatalog(
+        [Drug("clopidogrel", "clopidogrel", ["Plavix"], "P2Y12 inhibitor")],
+        [DrugAttribute("clopidogrel", A.MECHANISM, "Inhibits platelet activation through the P2Y12 receptor", SRC),
+         DrugAttribute("clopidogrel", A.THERAPEUTIC_EFFECTS, "Decreases platelet activation\nDecreases clotting risk",
+                       SRC),
+         DrugAttribute("clopidogrel", A.DOSAGE, "75 mg orally once daily.", SRC)])
+    reader = reader_over(catalog)
+    r = reader.reply(["They sent me home with Plavix. How does it actually work?"], "clopidogrel")
+    kinds = [c.section for c in r.citations]
+    assert kinds[0] == r.chosen.attribute.type.value and set(kinds[:2]) == {"mechanism", "therapeutic_effects"}
+    assert "Decreases clotting risk" in r.text and "Inhibits platelet activation" in r.text
+    alone = ConsultReader(reader.drugs, reader.typer, reader.embedder,
+                          reader.settings.model_copy(update={"effects_with_mechanism": False}))
+    assert len(alone.reply(["How does Plavix work?"], "clopidogrel").citations) == 1
+    dose = reader.reply(["How much Plavix do I take?"], "clopidogrel")
+    assert [c.section for c in dose.citations] == ["dosage"]  # only the pair brings the other

@@ -56,6 +56,17 @@ def answered_reply(turns: Sequence[str], drug: Drug, best: EntryChoice, matched:
         citations.append(record_citation(second.drug, second.attribute, len(citations) + 1))
         parts.append(f"{second.drug.display_name}'s interactions also list \u201c{second.best.text}\u201d "
                      f"[{citations[-1].number}].")
+    companion = companion_entry(best, drug, entries) if s.effects_with_mechanism else None
+    if companion is not None:
+        # "What does Plavix actually do?" asks what it does for the patient and how, in one: the
+        # typer reads it as how it works (Medication QA's "Action"), a patient means what it is for
+        citations.append(record_citation(drug, companion, len(citations) + 1))
+        number = citations[-1].number
+        if companion.type is A.THERAPEUTIC_EFFECTS:
+            effects = "; ".join(i.rstrip(".") for i in split_items(companion.text))
+            parts.append(f"What it does (its therapeutic effects) [{number}]: {effects}.")
+        else:
+            parts.append(f"How it works [{number}]: \u201c{' '.join(companion.text.split())}\u201d")
     route = local_route(drug)
     if route:  # the only product described is, say, an eye ointment: a patient on tablets must know
         parts.append(f"Note: the database's entries for {name} describe {_ROUTE_WORDS.get(route, route)} "
@@ -68,3 +79,13 @@ def answered_reply(turns: Sequence[str], drug: Drug, best: EntryChoice, matched:
     return Reply("answered", " ".join(parts), citations, first, matched=[m.text for m in matched],
                  quotes=quotes, chosen=best, ranked=choices, p_none=p_none, condition=condition,
                  terms=terms)
+
+
+def companion_entry(best: EntryChoice, drug: Drug, entries: Sequence[DrugAttribute]) -> DrugAttribute | None:
+    """The subject's other entry of the pair "how it works" / "what it does" (mechanism, therapeutic
+    effects) when the chosen entry is one of them and the record holds the other; else None."""
+    pair = {A.MECHANISM: A.THERAPEUTIC_EFFECTS, A.THERAPEUTIC_EFFECTS: A.MECHANISM}
+    other = pair.get(best.attribute.type)
+    if other is None or best.drug is not drug:
+        return None
+    return next((a for a in entries if a.type is other and a.text.strip()), None)

@@ -254,6 +254,12 @@ class ConsultReplySettings(BaseModel):
     matched_first: Literal["off", "any", "interactions"] = Field(
         "interactions",
         description="an entry whose item names what was asked answers before one naming nothing near it")
+    # A reply from how the drug works or from what it does also gives the other, cited as its own
+    # entry ("What does Plavix actually do?": the typer reads Medication QA's "Action", how it works;
+    # the writers of the sets written apart mean its therapeutic effects). The first citation, which
+    # the judge reads, is unchanged.
+    effects_with_mechanism: bool = Field(True, description="a reply from mechanism or therapeutic effects also "
+                                         "gives the other entry")
     # The asked kind of entry is missing (the typer reads "Stendra + a few beers" as an interactions
     # question; an FDA label holds only side effects, warnings and a boxed warning) but the best
     # entry's best item is at least ``hedge_at`` near what was said ("5.7 Alcohol", 0.53): answer from
