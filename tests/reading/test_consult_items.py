@@ -12,6 +12,11 @@ TYRAMINE = ("Foods high in tyramine (milk, turkey, chicken, soy products, seafoo
             "whole-wheat bread)")
 
 
+def with_settings(reader: ConsultReader, **update) -> ConsultReader:
+    """The same reader (database, typer, embedder) with some reply settings changed."""
+    return ConsultReader(reader.drugs, reader.typer, reader.embedder, reader.settings.model_copy(update=update))
+
+
 def test_members_are_a_parenthesised_list_after_a_short_head():
     assert members("CNS depressants (antihistamines, kava, valerian)") == ["antihistamines", "kava", "valerian"]
     assert members("Foods that contain vitamin K (e.g., spinach, kale, broccoli)") == ["spinach", "kale", "broccoli"]
@@ -45,8 +50,7 @@ def test_a_fibre_supplement_meets_the_labels_sentence_on_dietary_fiber(reader_ov
          DrugAttribute("levothyroxine", A.ADVERSE_REACTIONS, "Tremors\nNausea\nIrritability", SRC)])
     base = reader_over(catalog)
     said = ["I take my Synthroid every morning, then a fibre supplement with breakfast. Is that a problem?"]
-    phrases = ConsultReader(base.drugs, base.typer, base.embedder,
-                            base.settings.model_copy(update={"item_phrases": True}))
+    phrases = with_settings(base, item_phrases=True)
     r = phrases.reply(said, "levothyroxine")
     assert r.chosen.attribute.type is A.INTERACTIONS and r.matched == [fiber], r.text
     assert fiber not in base.reply(said, "levothyroxine").matched  # off: the sentence is too far whole
@@ -64,8 +68,7 @@ def test_a_food_named_among_an_items_members_is_that_item(reader_over):
     r = reader.reply(said, "phenelzine")
     assert r.chosen.attribute.type is A.INTERACTIONS and r.matched == [TYRAMINE], r.text
     assert "Foods high in tyramine (milk" in r.first_sentence  # the whole item, never the bare member
-    whole = ConsultReader(reader.drugs, reader.typer, reader.embedder,
-                          reader.settings.model_copy(update={"item_members": False}))
+    whole = with_settings(reader, item_members=False)
     assert TYRAMINE not in whole.reply(said, "phenelzine").matched
 
 
@@ -81,7 +84,7 @@ def test_a_rare_word_of_the_context_never_reaches_what_the_drug_is_for(reader_ov
                        SRC)])
     base = reader_over(catalog)
     # "sneezing" is in one of the two entries: rare, as it is in the shipped database
-    reader = ConsultReader(base.drugs, base.typer, base.embedder, base.settings.model_copy(update={"rare_share": 0.6}))
+    reader = with_settings(base, rare_share=0.6)
     t = "hay fever is brutal today. took a claritin at 8am and still sneezing. can i take another one now?"
     assert reader.reply([t], "loratadine").chosen.attribute.type is A.DOSAGE
     asked = "hay fever is brutal today. took a claritin at 8am and still sneezing. does it even help with sneezing?"
@@ -120,12 +123,12 @@ def test_a_warnings_sentence_naming_the_other_drugs_class_answers_the_two_togeth
          DrugAttribute("naproxen", A.DOSAGE, "220 mg orally every 8 to 12 hours.", SRC)])
     base = reader_over(catalog)
     said = ["my husband is on eliquis for his AF", "his back is sore, can he take aleve with his eliquis?"]
-    on = ConsultReader(base.drugs, base.typer, base.embedder, base.settings.model_copy(update={"partner_warnings": True}))
+    on = with_settings(base, partner_warnings=True)
     r = on.reply(said, "naproxen", ["apixaban"])
     assert r.outcome == "answered" and r.chosen.drug.drug_id == "apixaban" and r.chosen.attribute.type is A.WARNINGS
     assert r.first_sentence.startswith("Caution — Apixaban's warnings and precautions name Nonsteroidal "
                                        "Anti-inflammatory Drugs [1] — Naproxen is one"), r.first_sentence
-    off = ConsultReader(base.drugs, base.typer, base.embedder, base.settings.model_copy(update={"partner_warnings": False}))
+    off = with_settings(base, partner_warnings=False)
     assert not any(c.attribute.type is A.WARNINGS for c in off.reply(said, "naproxen", ["apixaban"]).ranked)
     # the other drug's warnings are weighed only where a sentence names the subject
     tylenol = DrugCatalog(
@@ -150,8 +153,7 @@ def test_a_food_the_question_is_about_answers_before_a_dose_that_names_nothing(r
     assert reader.reply(skip, "phenelzine").chosen.attribute.type is A.INTERACTIONS
     dose = ["I'm on Nardil. I had some cheese at lunch and felt fine. What's the most Nardil I can take in a day?"]
     assert reader.reply(dose, "phenelzine").chosen.attribute.type is A.DOSAGE
-    off = ConsultReader(reader.drugs, reader.typer, reader.embedder,
-                        reader.settings.model_copy(update={"matched_first": "off"}))
+    off = with_settings(reader, matched_first="off")
     assert off.reply(skip, "phenelzine").chosen.attribute.type is A.DOSAGE  # the typer's choice alone
 
 
@@ -169,8 +171,30 @@ def test_how_it_works_comes_with_what_it_does(reader_over):
     kinds = [c.section for c in r.citations]
     assert kinds[0] == r.chosen.attribute.type.value and set(kinds[:2]) == {"mechanism", "therapeutic_effects"}
     assert "Decreases clotting risk" in r.text and "Inhibits platelet activation" in r.text
-    alone = ConsultReader(reader.drugs, reader.typer, reader.embedder,
-                          reader.settings.model_copy(update={"effects_with_mechanism": False}))
+    alone = with_settings(reader, effects_with_mechanism=False)
     assert len(alone.reply(["How does Plavix work?"], "clopidogrel").citations) == 1
     dose = reader.reply(["How much Plavix do I take?"], "clopidogrel")
     assert [c.section for c in dose.citations] == ["dosage"]  # only the pair brings the other
+
+
+def test_a_sub_heading_is_never_quoted_as_a_line_close_to_the_question(reader_over):
+    """"Whats the most metformine I'm allowed per day?" was shown "Extended release:" and "Oral
+    solution:": the dose's sub-headings, nearest in MiniLM's space and saying nothing."""
+    from medground.reading.consult_sentences import heading_only
+
+    assert heading_only("Extended release:") and heading_only("Treatment of osteoporosis:")
+    assert not heading_only("Maximum dose: 2000 mg daily.") and not heading_only("Adults: 500 mg twice daily:")
+    dose = ("Immediate release:\nAdults: 500–1000 mg orally twice daily.\nMaximum dose: 2000 mg daily.\n"
+            "Children (the only oral diabetes drug that is safe for use in children 10–17 years of age): 500 mg "
+            "orally twice daily.\nMaximum dose: 2000 mg daily in divided doses.\n"
+            "Extended release:\nAdults: 250–500 mg once daily with evening meal; increase dose by 500 mg/week on "
+            "the basis of glycemic control and tolerability.\nMaximum dose: 2000 mg/day.\nChildren: Health care "
+            "provider should determine dose based on body surface area and glucose target range.\nOral solution:\n"
+            "Adults and children: 500 mg/5 mL daily up to a maximum of 2000 mg/day.")  # over 600 characters: prose
+    catalog = DrugCatalog([Drug("metformin", "metformin", ["Glucophage"], "Biguanide")],
+                          [DrugAttribute("metformin", A.DOSAGE, dose, SRC)])
+    r = reader_over(catalog).reply(["Whats the most metformin I'm allowed per day? I'm on 1000 now."], "metformin")
+    # a heading only before a line under it, which it names the case of
+    assert r.quotes and not heading_only(r.quotes[-1]), r.text
+    assert all(not heading_only(b) for a, b in zip(r.quotes, r.quotes[1:]) if heading_only(a)), r.text
+    assert any("Maximum dose" in q for q in r.quotes), r.text

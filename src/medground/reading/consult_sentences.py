@@ -51,6 +51,20 @@ def listing(text: str, max_listed: int) -> str:
     return shown + (f"; and {more} more" if more > 0 else "")
 
 
+def heading_only(line: str) -> bool:
+    """A sub-heading of an entry's text ("Extended release:", "Treatment of osteoporosis:"): a few
+    words and a colon, no number — what the lines under it are about, nothing said by itself."""
+    line = line.strip()
+    return line.endswith(":") and len(line.split()) <= 6 and not re.search(r"\d", line)
+
+
+def heading_over(line: str, lines: Sequence[str]) -> str | None:
+    """The sub-heading the entry's ``line`` sits under (the nearest heading line before it), if any."""
+    if line not in lines:
+        return None
+    return next((x for x in reversed(lines[: lines.index(line)]) if heading_only(x)), None)
+
+
 def first_sentence(turn: str, best: EntryChoice, matched: list[ItemMatch], settings: ConsultReplySettings,
                    p_type: dict[AttributeType, float] | None = None,
                    partners: Sequence[Drug] = ()) -> tuple[str, list[str]]:
@@ -114,8 +128,14 @@ def first_sentence(turn: str, best: EntryChoice, matched: list[ItemMatch], setti
                 f"Whether {names} belongs to one of these groups is for your pharmacist or doctor to judge.",
                 [])
     if prose:
-        close = [opening(m.text, s.quote_chars) for m in best.items[: s.prose_quote]] or \
-            [opening(i, s.quote_chars) for i in all_items[: s.prose_quote]]
+        # a sub-heading line ("Extended release:", "For bacterial conjunctivitis:") says nothing by
+        # itself: never quoted alone, but before a line under it, which it names the case of
+        lines = [m for m in best.items if not heading_only(m.text)] or best.items
+        close: list[str] = []
+        for m in lines[: s.prose_quote]:
+            heading = heading_over(m.text, all_items)
+            close += [q for q in (heading, opening(m.text, s.quote_chars)) if q and q not in close]
+        close = close or [opening(i, s.quote_chars) for i in all_items[: s.prose_quote]]
         return f"From {drug}'s {PHRASE.get(t, t.value)} [1], the lines closest to your question:", close
     if t in {A.ADVERSE_REACTIONS, A.INTERACTIONS, A.CONTRAINDICATIONS, A.WARNINGS} and is_yes_no(turn):
         near = best.best if best.best is not None and best.best.similarity >= s.item_floor else None
