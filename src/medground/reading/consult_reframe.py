@@ -126,15 +126,18 @@ _JUDGING = frozenset("ok okay fine alright safe problem problems concern issue w
                      "wrong right good".split())
 
 
+_SAYS_NOTHING = _POINTERS | _TIES | AUXILIARIES | _BEARING | _BEARING_FILLERS | _JUDGING | REFERENTS
+
+
 def asking_part(turn: str, names: Sequence[str] = ()) -> str:
     """What the turn's question is about, in its words: its question sentences; where they say
     nothing of their own ("I'm a big coffee drinker. Could that be it?"), the sentence before them
     too. "I had some cheese at lunch. What's the most Nardil I can take?" asks about the dose."""
     sentences = sentences_of(turn)
     asked = questions(turn)
-    bare = (_POINTERS | _TIES | AUXILIARIES | _BEARING | _BEARING_FILLERS | _JUDGING | REFERENTS | name_words(names)
-            | stop_words())
-    if any(w.lower() not in bare for q in asked for w in WORD.findall(q)):
+    named = name_words(names)
+    if any((w := x.lower()) not in _SAYS_NOTHING and w not in named and w not in stop_words()
+           for q in asked for x in WORD.findall(q)):
         return " ".join(asked)
     first = sentences.index(asked[0]) if asked and asked[0] in sentences else len(sentences)
     return " ".join(sentences[max(0, first - 1):])

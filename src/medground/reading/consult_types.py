@@ -3,7 +3,7 @@ the reply; and the small rules the reader and its fit share (reading/consult.py,
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
@@ -119,23 +119,30 @@ def safety_stand_in(choices: Sequence[EntryChoice], subject_id: str, asked: Attr
 EFFECT_PAIR = frozenset({A.ADVERSE_REACTIONS, A.WARNINGS})
 
 
+def named_first(choices: list[EntryChoice], near: float,
+                takes: Callable[[EntryChoice, EntryChoice], bool]) -> list[EntryChoice]:
+    """``choices`` with the first later entry of the same drug that ``takes(first, entry)`` moved
+    first, when the first names nothing ``near`` what was said (best item under ``near``)."""
+    if not choices or (choices[0].best is not None and choices[0].best.similarity >= near):
+        return choices
+    first = choices[0]
+    for k, c in enumerate(choices[1:], 1):
+        if c.drug is first.drug and c.best is not None and takes(first, c):
+            return [c, *choices[:k], *choices[k + 1:]]
+    return choices
+
+
 def safety_sibling_first(choices: list[EntryChoice], near: float,
                          pairs: Sequence[frozenset[AttributeType]] = (SAFETY_PAIR,)) -> list[EntryChoice]:
     """``choices`` with the subject's sibling entry first — the other of a pair in ``pairs``
     (contraindications and warnings; side effects and warnings, where a label files its serious
     reactions) — when the first names nothing ``near`` what was said and that one does, with an
     item that names what the patient said, not a sibling or another substance."""
-    if not choices:
-        return choices
-    first = choices[0]
-    kin = {t for pair in pairs if first.attribute.type in pair for t in pair} - {first.attribute.type}
-    if not kin or (first.best is not None and first.best.similarity >= near):
-        return choices
-    for k, c in enumerate(choices[1:], 1):
-        if (c.drug is first.drug and c.attribute.type in kin
-                and c.best is not None and c.best.similarity >= near and not c.best.names_something_else):
-            return [c, *choices[:k], *choices[k + 1:]]
-    return choices
+    def sibling(first: EntryChoice, c: EntryChoice) -> bool:
+        kin = {t for pair in pairs if first.attribute.type in pair for t in pair} - {first.attribute.type}
+        return c.attribute.type in kin and c.best.answers(near)
+
+    return named_first(choices, near, sibling)
 
 
 def matched_entry_first(choices: list[EntryChoice], near: float, match_at: float, said_now: str,
@@ -149,17 +156,12 @@ def matched_entry_first(choices: list[EntryChoice], near: float, match_at: float
     warnings' "COPD", nor "I had cheese at lunch. What's the most Nardil I can take?" one about
     tyramine. ``kinds``: the entries that may come first (None: any)."""
     said_now = said_now.lower()
-    if not choices:
-        return choices
-    first = choices[0]
-    if first.best is not None and first.best.similarity >= near:
-        return choices
-    for k, c in enumerate(choices[1:], 1):
-        if (c.drug is first.drug and c.attribute.type is not first.attribute.type
-                and (kinds is None or c.attribute.type in kinds)
-                and c.best is not None and c.best.answers(match_at) and c.best.phrase.lower() in said_now):
-            return [c, *choices[:k], *choices[k + 1:]]
-    return choices
+
+    def names_what_is_asked(first: EntryChoice, c: EntryChoice) -> bool:
+        return (c.attribute.type is not first.attribute.type and (kinds is None or c.attribute.type in kinds)
+                and c.best.answers(match_at) and c.best.phrase.lower() in said_now)
+
+    return named_first(choices, near, names_what_is_asked)
 
 
 def word_set(text: str) -> set[str]:
