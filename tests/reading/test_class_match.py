@@ -21,6 +21,9 @@ from medground.reading.class_match import class_alternatives, named_class
     ("Alpha-adrenergic blocker", "Beta-adrenergic blockers", None),
     ("Calcium channel blocker", "Drugs that slow heart rate (e.g., beta blockers, digoxin)", None),
     ("Beta-adrenergic blocker", "Digoxin (increases its effect; beta blockers)", None),  # a note, not examples
+    # a prefix's hyphen forms one word: warfarin's "non-steroidal …" names ibuprofen's "Nonsteroidal …"
+    ("Nonsteroidal anti-inflammatory drug (NSAID)", "Many drugs that further increase bleeding risk (e.g., "
+     "non-steroidal anti-inflammatory drugs, antiplatelet drugs)", "Nonsteroidal anti-inflammatory drug"),
 ])
 def test_named_class(drug_class, item, expected):
     assert named_class(drug_class, item) == expected

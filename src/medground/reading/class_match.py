@@ -49,8 +49,14 @@ def _stem(word: str) -> str:
     return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
 
 
+# A prefix joined by a hyphen is the word it forms: "non-steroidal" is "Nonsteroidal" (Coumadin's
+# "non-steroidal anti-inflammatory drugs" names ibuprofen's class).
+_PREFIX_HYPHEN = re.compile(r"\b(non|anti)-(?=[a-z])")
+
+
 def _words(text: str) -> set[str]:
-    return {_stem(w) for w in _WORD.findall(text.lower()) if len(w) > 2 and w not in _FILLER}
+    joined = _PREFIX_HYPHEN.sub(r"\1", text.lower())
+    return {_stem(w) for w in _WORD.findall(joined) if len(w) > 2 and w not in _FILLER}
 
 
 def part_names(part: str, *, abbreviations_only: bool = False) -> list[str]:
