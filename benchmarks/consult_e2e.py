@@ -68,11 +68,33 @@ def save(section: str, payload: dict) -> None:
 
 
 def _masked(q) -> str:
-    """The question with its focus drug (and each longer word of its name) read as "this medicine"."""
-    from medground.reading.consult_typer import mask_names
+    from medground.train.typer_recipe import masked_question
 
-    focus = q.metadata.get("focus_drug") or ""
-    return mask_names(q.question, [focus, *focus.split()])
+    return masked_question(q)
+
+
+def medqa_labelled(split: str) -> list:
+    """Medication QA questions of one split with their typer class (an unknown type left out)."""
+    from medground.eval.datasets import load_dataset
+    from medground.reading.consult_typer import label_of
+    from medground.reading.splits import medication_qa_split
+
+    items = [(q, label_of(q.metadata["question_type"])) for q in load_dataset("medication-qa")]
+    return [(q, lab) for q, lab in items if lab is not None and medication_qa_split(q.qid) == split]
+
+
+# The shipped typer's recipe (session 31; `typer --context 1 --bank <the three banks> --grams 1`)
+SHIPPED_TYPER = {"context": 1, "grams": 1.0,
+                 "banks": tuple(DATA_DIR / f"typer_bank{n}.jsonl" for n in ("", "2", "3"))}
+
+
+def recipe_of(args):
+    from medground.train.typer_recipe import TyperRecipe
+
+    banks = tuple(Path(p.strip()) for p in args.bank.split(",")) if args.bank else ()
+    return TyperRecipe(c=args.c, mask=args.mask, context=args.context, conditions=args.conditions, banks=banks,
+                       relabels=Path(args.relabels) if args.relabels else None, bank_special=args.bank_special,
+                       grams=args.grams)
 
 
 def _typer_cv(embedder, dev, seeds: int = 3, folds: int = 5) -> dict:
@@ -153,57 +175,16 @@ def _context_cv(embedder, dev, copies: int, folds: int = 5) -> dict:
 
 
 def typer_cmd(args) -> None:
-    from medground.eval.datasets import load_dataset
     from medground.index.embedders import EmbedderSettings, load_embedder
-    from medground.reading.consult_typer import MODEL_PATH, ConsultTyper, label_of, train
-    from medground.reading.splits import medication_qa_split
+    from medground.reading.consult_typer import MODEL_PATH, ConsultTyper
     from medground.retrieve.drug_intent import EMBEDDER_KIND
+    from medground.train.typer_recipe import fit_typer
 
-    items = [(q, label_of(q.metadata["question_type"])) for q in load_dataset("medication-qa")]
-    items = [(q, lab) for q, lab in items if lab is not None]
-    dev = [(q, lab) for q, lab in items if medication_qa_split(q.qid) == "dev"]
-    test = [(q, lab) for q, lab in items if medication_qa_split(q.qid) == "test"]
+    dev, test = medqa_labelled("dev"), medqa_labelled("test")
     embedder = load_embedder(EmbedderSettings(kind=EMBEDDER_KIND, threads=2))
     cv = _typer_cv(embedder, dev) if args.cv else None
     context_cv = _context_cv(embedder, dev, args.context) if args.cv and args.context else None
-    rows = [q.question for q, _ in dev]  # every training text, in the order of xd's rows
-    xd = embedder.encode_queries(rows)
-    labels = [lab for _, lab in dev]
-    if args.mask:  # plain and masked questions both: it learns the question, not the drug
-        rows += [_masked(q) for q, _ in dev]
-        xd = np.vstack([xd, embedder.encode_queries(rows[len(dev):])])
-        labels = labels * 2
-    if args.context:  # and with context sentences before them (train/typer_context.py)
-        from medground.store.drugs import DrugStore
-        from medground.train.typer_context import ContextMaker
-
-        store = DrugStore()
-        maker = ContextMaker(store.drugs(), store.attributes(), seed=0)
-        texts = [maker.before(_masked(q) if args.mask else q.question) for q, _ in dev for _ in range(args.context)]
-        xd = np.vstack([xd, embedder.encode_queries(texts)])
-        rows += texts
-        labels = labels + [lab for _, lab in dev for _ in range(args.context)]
-    if args.conditions:  # and questions about a condition the patient has (contraindications)
-        from medground.store.drugs import DrugStore
-        from medground.train.typer_context import condition_questions
-
-        cstore = DrugStore()
-        asked = condition_questions(cstore.attributes(), args.conditions, seed=0,
-                                    drug_names=[name for name, _, _ in cstore.names()])
-        xd = np.vstack([xd, embedder.encode_queries(asked)])
-        rows += asked
-        labels = labels + ["contraindications"] * len(asked)
-    if args.bank:  # and written consumer questions (train/typer_bank.py; session 29)
-        from medground.store.drugs import DrugStore
-        from medground.train.typer_bank import load_bank, load_relabels, training_pairs
-
-        relabels = load_relabels(Path(args.relabels)) if args.relabels else None
-        bank = [item for path in args.bank.split(",") for item in load_bank(Path(path.strip()), relabels)]
-        texts, bank_labels = training_pairs(bank, [n for n, _, _ in DrugStore().names()], special_as=args.bank_special)
-        xd = np.vstack([xd, embedder.encode_queries(texts)])
-        rows += texts
-        labels = labels + bank_labels
-    model = train(xd, labels, c=args.c, masks_names=args.mask, texts=rows, gram_weight=args.grams)
+    model = fit_typer(recipe_of(args), dev, embedder)
     typer = ConsultTyper(model, embedder)
     out_path = Path(args.out) if args.out else MODEL_PATH
     if args.dev_only:  # a candidate to try on the development sets: its test figure is not read yet
@@ -310,7 +291,7 @@ def medqa_items(split: str, store) -> list[dict]:
         unanswerable = lab == NONE or lab not in held
         out.append({"id": f"mqa-{q.qid}", "dialogue": q.question, "subject": drug,
                     "attribute": None if unanswerable else lab, "terms": [], "kind": None,
-                    "unanswerable": unanswerable})
+                    "unanswerable": unanswerable, "source_qid": q.qid})
     return out
 
 
@@ -336,7 +317,7 @@ def generated_items(split: str) -> list[dict]:
         if medication_qa_split(d.source_qid) != split:
             continue
         out.append({"id": d.qid, "dialogue": d.text, "subject": d.drug_id, "attribute": d.attribute.value,
-                    "terms": [], "kind": None, "unanswerable": False})
+                    "terms": [], "kind": None, "unanswerable": False, "source_qid": d.source_qid})
     return out
 
 
@@ -397,7 +378,14 @@ def fit_cmd(args) -> None:
             if name != "written":
                 random.Random(0).shuffle(sets[name])
                 sets[name] = sets[name][: args.n]
-    examples, weights, per_set = [], [], Counter()
+    fold_readers = []
+    if args.crossfit:  # each Medication QA-made example read by a typer that never saw its question
+        from medground.reading.consult_typer import ConsultTyper, ConsultTyperModel
+
+        fold_readers = [ConsultReader(drugs, ConsultTyper(ConsultTyperModel.load(path), typer.embedder),
+                                      typer.embedder, reader.settings, verifier=verifier)
+                        for path in crossfit_models(args.crossfit)]
+    examples, weights, per_set, readers, set_of = [], [], Counter(), [], []
     for name, items in sets.items():
         for it in items:
             turns = user_turns(it["dialogue"])
@@ -407,6 +395,13 @@ def fit_cmd(args) -> None:
             others = co_named(drugs, turns, subj[0].drug_id)
             examples.append(FitExample(turns, subj[0].drug_id, others, None if it["unanswerable"] else it["attribute"]))
             per_set[name] += 1
+            set_of.append(name)
+            if fold_readers and name in ("medqa", "generated"):
+                from medground.train.typer_recipe import crossfit_fold
+
+                readers.append(fold_readers[crossfit_fold(it["source_qid"], args.crossfit)])
+            else:
+                readers.append(reader)
         # every set weighs the same in the objective, whatever its size
         weights += [1.0 / max(1, per_set[name])] * per_set[name]
     t0 = time.perf_counter()
@@ -415,37 +410,130 @@ def fit_cmd(args) -> None:
         from medground.reading.consult_fit import GRID
 
         grid = {**GRID, "verify_weight": [0.0, 0.25, 0.5, 1.0, 2.0, 4.0]}
-    result = fit(reader, examples, grid=grid, weights=weights, verify=args.verify)
+    if args.only:
+        from medground.reading.consult_fit import GRID
+
+        grid = {k: (grid or GRID)[k] for k in args.only.split(",")}
+    result = fit(reader, examples, grid=grid, weights=weights, verify=args.verify, readers=readers)
     out = {"split": "dev", "examples": dict(per_set), "objective": round(result.objective, 4), "verify": args.verify,
+           "crossfit": args.crossfit, "grid": grid or "GRID",
            "best_objective_per_value": result.per_value,
            "fitted": result.settings.model_dump(), "seconds": round(time.perf_counter() - t0, 1)}
     out["typer_reads"] = args.typer_reads
+    if args.only:
+        out["per_point"] = _per_point(reader, examples, result.signals, grid, set_of)
     save(args.section or ("e2e_fit_verify" if args.verify else "e2e_fit"), out)
     print(json.dumps(out, indent=2))
 
 
+def _per_point(reader, examples, sigs, grid: dict, set_of: list[str]) -> list[dict]:
+    """Per grid point and set: answerable examples right (gold drug + type, no abstention), wrongly
+    declined, and unanswerable ones declined — what the single objective sums."""
+    import itertools
+
+    from medground.reading.consult_fit import correct, outcome
+
+    rows = []
+    for values in itertools.product(*grid.values()):
+        s = reader.settings.model_copy(update=dict(zip(grid, values)))
+        tally: dict = {}
+        for ex, sig, name in zip(examples, sigs, set_of):
+            t = tally.setdefault(name, Counter())
+            abstained = outcome(sig, s)[2]
+            if ex.gold_type is None:
+                t["unanswerable"] += 1
+                t["declined_unanswerable"] += abstained
+            else:
+                t["answerable"] += 1
+                t["right"] += correct(ex, sig, s)
+                t["declined_answerable"] += abstained
+        rows.append({"settings": dict(zip(grid, values)), "sets": {k: dict(v) for k, v in tally.items()}})
+    return rows
+
+
 def e2e_cmd(args) -> None:
     """The shipped (or named) config on the chosen sets, judged by the library's
-    ConsultationEvaluator (eval/evaluators/consultation.py)."""
+    ConsultationEvaluator (eval/evaluators/consultation.py). ``--crossfit K``: each development
+    item made from a Medication QA question (the medqa and generated sets) is read by a typer
+    trained with the shipped recipe on the other K-1 folds of Medication QA's development part."""
     from medground.eval.evaluators import ConsultationEvaluator, ConsultItem, ConsultReference
     from medground.pipelines.config import load_pipeline_config
     from medground.pipelines.factory import build_pipeline
     from medground.store.drugs import DrugStore
 
+    if args.crossfit and args.split != "dev":
+        raise SystemExit("--crossfit reads the development split only (the test part is typed by the shipped typer)")
     evaluator = ConsultationEvaluator(ConsultReference.from_store(DrugStore(), ENTRY_LABELS))
-    pipe = build_pipeline(load_pipeline_config(args.config))
+    config = load_pipeline_config(args.config)
+    pipe = build_pipeline(config)
+    fold_models = crossfit_models(args.crossfit) if args.crossfit else []
     sets = load_sets(args.sets.split(","), args.split, args.n)
     report: dict = {"split": args.split, "config": args.config, "sets": {}}
+    if args.crossfit:
+        report["crossfit"] = {"folds": args.crossfit, "recipe": "SHIPPED_TYPER", "sets": "medqa, generated"}
     samples: dict = {}
     for name, items in sets.items():
-        result = evaluator(pipe, [ConsultItem.from_dict(it) for it in items])
-        report["sets"][name] = result.summary
-        samples[name] = result.rows
-        print(f"{name}: {json.dumps(result.summary)}")
+        if fold_models and name in ("medqa", "generated"):
+            from medground.train.typer_recipe import crossfit_fold
+
+            rows: list = [None] * len(items)
+            for k, path in enumerate(fold_models):
+                idx = [i for i, it in enumerate(items) if crossfit_fold(it["source_qid"], args.crossfit) == k]
+                fold_pipe = build_pipeline(with_typer(config, path))
+                result = evaluator(fold_pipe, [ConsultItem.from_dict(items[i]) for i in idx])
+                for i, row in zip(idx, result.rows):
+                    rows[i] = row
+            summary = evaluator.summarize(rows)
+        else:
+            result = evaluator(pipe, [ConsultItem.from_dict(it) for it in items])
+            rows, summary = result.rows, result.summary
+        report["sets"][name] = summary
+        samples[name] = rows
+        print(f"{name}: {json.dumps(summary)}")
     section = args.section or f"e2e_{args.split}"
     save(section, report)
     out = RESULTS.parent / f"consult_{section}_replies.json"
     out.write_text(json.dumps(samples, indent=1, ensure_ascii=False) + "\n")
+
+
+def with_typer(config, path: Path):
+    """``config`` with the consultation reply reading the typer at ``path``."""
+    from medground.pipelines.config import pipeline_config
+
+    data = config.model_dump()
+    data["drugrag"]["reply"]["typer_model"] = str(path)
+    return pipeline_config(data)
+
+
+def crossfit_models(folds: int) -> list[Path]:
+    """One typer per fold, trained by the shipped recipe on Medication QA's development part
+    without that fold; kept under $MEDGROUND_HOME/typer_crossfit, keyed by the recipe and the data."""
+    import hashlib
+
+    from medground.paths import home
+    from medground.index.embedders import EmbedderSettings, load_embedder
+    from medground.retrieve.drug_intent import EMBEDDER_KIND
+    from medground.store.drugs import DrugStore
+    from medground.train.typer_recipe import TyperRecipe, crossfit_fold, fit_typer
+
+    recipe = TyperRecipe(**SHIPPED_TYPER)
+    dev = medqa_labelled("dev")
+    store = DrugStore()  # the context copies are drawn from the database: a rebuilt one trains anew
+    key = hashlib.sha256(repr((recipe, [q.qid for q, _ in dev], len(store.names()), len(store.attributes()),
+                               [p.stat().st_size for p in recipe.banks])).encode()).hexdigest()[:12]
+    folder = home() / "typer_crossfit" / key
+    folder.mkdir(parents=True, exist_ok=True)
+    embedder = None
+    paths = []
+    for k in range(folds):
+        path = folder / f"fold{k}of{folds}.npz"
+        if not path.exists():
+            embedder = embedder or load_embedder(EmbedderSettings(kind=EMBEDDER_KIND, threads=2))
+            kept = [(q, lab) for q, lab in dev if crossfit_fold(q.qid, folds) != k]
+            fit_typer(recipe, kept, embedder).save(path)
+            print(f"trained {path} on {len(kept)} of {len(dev)} development questions")
+        paths.append(path)
+    return paths
 
 
 def compare_cmd(args) -> None:
@@ -585,12 +673,17 @@ def main() -> None:
     f.add_argument("--verify", action="store_true", help="also fit the LLM verifier's weight (runs the LLM)")
     f.add_argument("--typer-reads", choices=["turn", "question", "both"], default="turn")
     f.add_argument("--section", default=None, help="consult.json section (default e2e_fit / e2e_fit_verify)")
+    f.add_argument("--crossfit", type=int, default=0,
+                   help="K: the medqa and generated examples read by typers trained on the other K-1 folds")
+    f.add_argument("--only", default="", help="fit only these settings (comma-separated), the rest as shipped")
     e = sub.add_parser("e2e")
     e.add_argument("--split", choices=["dev", "test"], required=True)
     e.add_argument("--config", default="drugrag")
     e.add_argument("--sets", default="written,medqa,generated")
     e.add_argument("--n", type=int, default=0, help="at most N items a set (0: all)")
     e.add_argument("--section", default=None)
+    e.add_argument("--crossfit", type=int, default=0,
+                   help="K: read the medqa and generated dev items with typers trained on the other K-1 folds")
     sh = sub.add_parser("sheet")
     sh.add_argument("--out", required=True)
     sh.add_argument("--set", default=str(WRITTEN), help="the written set's file (consult_written / consult_conditions)")

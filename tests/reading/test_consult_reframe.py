@@ -73,3 +73,29 @@ def test_what_the_question_is_about_is_its_own_words_or_what_it_points_back_at()
     dose = "I had some cheese at lunch. What's the most Nardil I can take in a day?"
     assert asking_part(dose, ["Nardil"]) == "What's the most Nardil I can take in a day?"
     assert asking_part("Do I really have to skip the cheese??") == "Do I really have to skip the cheese??"
+
+
+def test_which_of_my_medicines_is_read_by_its_grammar():
+    """Session 37: "which one is doing this" names a medicine by a choice among the patient's."""
+    from medground.reading.consult_reframe import which_medicine
+
+    assert which_medicine("which one is doing this") == {"which", "one"}
+    assert which_medicine("Which of these would do that?") == {"which", "of", "these"}
+    assert which_medicine("which of them would cause that") == {"which", "of", "them"}
+    assert which_medicine("could one of my tablets be doing it?") == {"one", "of", "my", "tablets"}
+    assert {"blood", "pressure", "pills"} <= which_medicine("Could one of my blood pressure pills do that?")
+    assert which_medicine("which of the two is it") == {"which", "of", "the", "two"}
+    # a choice among other things names no medicine
+    assert which_medicine("Is it one of my friends doing this?") == set()
+    assert which_medicine("Which of the doctors should I see?") == set()
+    assert which_medicine("the one I take at night") == set()
+
+
+def test_which_one_ties_what_was_said_to_the_medicines_even_without_its_mark():
+    said = ("I'm on the Bactrim and that Azo pain pill for a bladder infection. My pee is bright orange?? "
+            "which one is doing this")
+    assert attribution_question(said, ["bactrim"]) == "Can this medicine cause this: My pee is bright orange?"
+    assert attribution_question("My chest is sore. Which of these would do that?") == \
+        "Can this medicine cause this: My chest is sore?"
+    # a which-question that asks something of its own is left to the typer
+    assert attribution_question("I take metformin and lisinopril. Which one should I take first?") is None

@@ -261,6 +261,7 @@ class DrugRagPipeline:
                  subjects: list | None = None) -> Answer:
         """The reply mode: no subject drug → the unknown-drug message or a question back.
         ``subjects``: the dialogue's resolved subjects (retrieve/drug_subject.resolve_subjects)."""
+        from medground.reading.consult_which import asks_which_medicine, which_reply
         from medground.retrieve.drug_subject import co_named, named_before, read_as_note, user_turns
 
         turns = user_turns(dialogue) or [dialogue]
@@ -276,6 +277,12 @@ class DrugRagPipeline:
         context = [] if others else named_before(reader.drugs, turns, subject)
         with tally.stage("read"):
             r = reader.reply(turns, subject, others, context)
+            if subject is not None and reader.settings.which_medicine and len(candidates) > 1 \
+                    and asks_which_medicine(turns[-1]):
+                # "which one is doing this?": each of the patient's medicines read alone
+                which = which_reply(lambda c: reader.reply(turns, c), [subject, *candidates], reader.drugs.drugs, r)
+                if which is not None:
+                    r, subject = which, which.chosen.drug.drug_id
         ranked = [RankedEntry(c.drug.drug_id, c.attribute.type, round(c.p_type, 4), c.best.text if c.best else None,
                               round(c.best.similarity, 4) if c.best else None, round(c.score, 4))
                   for c in r.ranked[:5]]

@@ -91,11 +91,16 @@ class FitResult:
 
 
 def fit(reader: ConsultReader, examples: Sequence[FitExample], grid: dict | None = None,
-        weights: Sequence[float] | None = None, verify: bool = False) -> FitResult:
+        weights: Sequence[float] | None = None, verify: bool = False,
+        readers: Sequence[ConsultReader] | None = None) -> FitResult:
     """The grid point with the highest (weighted) share of correct examples; ties go to the
-    earliest point of the grid (the simplest settings first)."""
+    earliest point of the grid (the simplest settings first). ``readers``: one per example (a
+    reader whose typer never saw that example's question), else ``reader`` reads them all."""
     grid = grid or GRID
-    sigs = [signals(reader, ex, verify) for ex in examples]
+    readers = readers or [reader] * len(examples)
+    if len(readers) != len(examples):
+        raise ValueError(f"{len(readers)} readers for {len(examples)} examples: give one per example")
+    sigs = [signals(r, ex, verify) for r, ex in zip(readers, examples)]
     w = np.ones(len(examples)) if weights is None else np.asarray(weights, dtype=float)
     best, best_acc = reader.settings, -1.0
     keys = list(grid)

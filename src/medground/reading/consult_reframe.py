@@ -31,6 +31,40 @@ def _names_its_kind(word: str, kinds: Sequence[str]) -> bool:
                                   for kind in kinds for k in WORD.findall(kind.lower()))
 
 
+# "which one is doing this?", "Which of these would do that?", "could one of my tablets be doing
+# it?": the patient asks which of their medicines is behind what they described — the medicine
+# named by a choice among them rather than by a name. Grammar, no list fitted to a set.
+_OWNERS = frozenset("the my his her their our your".split())
+_GROUP = frozenset("these them those".split())
+_COUNTS = frozenset("two three both".split())
+
+
+def which_medicine(clause: str) -> set[str]:
+    """The words of ``clause`` that name a medicine by a choice among the patient's ("which one",
+    "which of these", "one of my (blood pressure) pills", "which of the two"); empty when it names
+    none so ("one of my friends", "which of the doctors")."""
+    words = [w.lower() for w in WORD.findall(clause)]
+    found: set[str] = set()
+    for k, w in enumerate(words):
+        if w not in ("which", "one"):
+            continue
+        nxt = words[k + 1] if k + 1 < len(words) else ""
+        if w == "which" and (nxt in ("one", "ones") or nxt in REFERENTS):
+            found.update(words[k:k + 2])
+        elif nxt == "of" and k + 2 < len(words):
+            after = words[k + 2]
+            if after in _GROUP:
+                found.update(words[k:k + 3])
+            elif after in _OWNERS:
+                # the run after the owner ends at its word for a medicine, or a count ("the two")
+                run = words[k + 3:k + 6]
+                end = next((j for j in range(len(run) - 1, -1, -1) if run[j] in REFERENTS
+                            or (j == 0 and run[j] in _COUNTS)), None)
+                if end is not None:
+                    found.update(words[k:k + 4 + end])
+    return found
+
+
 def last_question(turn: str) -> tuple[str, str] | None:
     """(what the turn says before its last question, that question's last clause), or None when
     the turn asks nothing or says nothing before it. Not a sentence after it: "Is that the
@@ -38,8 +72,12 @@ def last_question(turn: str) -> tuple[str, str] | None:
     statin? My muscles hurt …" was the gain, and lost)."""
     sentences = sentences_of(turn)
     asked = [k for k, x in enumerate(sentences) if x.endswith("?")]
-    if not asked and sentences and (first := WORD.findall(sentences[-1])[:1]) and first[0].lower() in AUXILIARIES:
-        asked = [len(sentences) - 1]  # a question without its mark: "… could it be the meds"
+    if not asked and sentences and (first := WORD.findall(sentences[-1])[:1]) \
+            and (first[0].lower() in AUXILIARIES or which_medicine(sentences[-1])):
+        asked = [len(sentences) - 1]  # a question without its mark: "… could it be the meds", "which one is doing this"
+    elif asked and asked[-1] < len(sentences) - 1 and which_medicine(sentences[-1]) \
+            and WORD.findall(sentences[-1])[0].lower() in AUXILIARIES | {"which"}:
+        asked.append(len(sentences) - 1)  # "… came out stained?? which one is doing this"
     if not asked:
         return None
     k = asked[-1]
@@ -68,8 +106,8 @@ def attribution_question(turn: str, names: Sequence[str] = (), kinds: Sequence[s
     describing = {j for _, before in medicine_mentions(every, stop_words()) for j in before}
     words = [w.lower() for j, w in enumerate(every) if j not in describing]
     # "Is it the steroid?" names the medicine; "Is that a statin?" asks its class
-    medicine = named | REFERENTS | {w for j, w in enumerate(words)
-                                    if j and words[j - 1] in _DEFINITE and _names_its_kind(w, kinds)}
+    medicine = named | REFERENTS | which_medicine(asking) | {w for j, w in enumerate(words)
+                                                             if j and words[j - 1] in _DEFINITE and _names_its_kind(w, kinds)}
     if not (_POINTERS & set(words)) or not (medicine & set(words)):
         return None
     if any(w not in _POINTERS | _TIES | AUXILIARIES | medicine for w in words):

@@ -260,6 +260,11 @@ class ConsultReplySettings(BaseModel):
     # the judge reads, is unchanged.
     effects_with_mechanism: bool = Field(True, description="a reply from mechanism or therapeutic effects also "
                                          "gives the other entry")
+    # "… which one is doing this?" with two or three of the patient's medicines named: each is read
+    # alone and the one whose side effects or warnings name what was described answers
+    # (reading/consult_which.py). Session 37.
+    which_medicine: bool = Field(True, description="a question asking which of the patient's medicines is "
+                                 "behind what they described is answered by the one whose entry names it")
     # The asked kind of entry is missing (the typer reads "Stendra + a few beers" as an interactions
     # question; an FDA label holds only side effects, warnings and a boxed warning) but the best
     # entry's best item is at least ``hedge_at`` near what was said ("5.7 Alcohol", 0.53): answer from
