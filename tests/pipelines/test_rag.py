@@ -240,6 +240,8 @@ class ClaimJudgingLLM(YesNoScriptedLLM):
     ("lexical", 0.9, False),  # "B6" is not a word of the passage: the lexical check drops a true claim
     ("llm", 0.9, True),       # the judge reads "pyridoxine" as vitamin B6
     ("llm", 0.2, False),
+    ("rescue", 0.9, True),    # asked only because the lexical check dropped it (session 37; measured, off)
+    ("rescue", 0.2, False),
 ])
 def test_the_llm_claim_judge_decides_the_first_claim(tiny_chunks, check, p_yes, kept):
     from medground.pipelines.base import Tally, free_text_answer
@@ -250,12 +252,24 @@ def test_the_llm_claim_judge_decides_the_first_claim(tiny_chunks, check, p_yes, 
     ans = free_text_answer(llm, q, evidence, ReaderSettings(freetext_answer="checked", freetext_claim_check=check),
                            Tally())
     judged = [c for c in llm.calls if "Claim:" in c["user"]]
-    assert len(judged) == (1 if check == "llm" else 0)
+    assert len(judged) == (0 if check == "lexical" else 1)
     if judged:
         assert "Claim: Give vitamin B6 supplements." in judged[0]["user"]  # without its citation mark
         assert ans.metadata["first_claim_judged"]["supported"] is kept
     assert ans.text.startswith("Give vitamin B6 supplements [1]") is kept
     assert ans.outcome == "answered" and (kept or ans.metadata.get("extractive"))
+
+
+def test_the_rescue_judge_is_not_asked_about_a_claim_the_lexical_check_keeps(tiny_chunks):
+    from medground.pipelines.base import Tally, free_text_answer
+
+    q = Question(qid="b6", dataset="unit", question="What vitamin prevents neuropathy on isoniazid?")
+    evidence = _engine(tiny_chunks).evidence("isoniazid neuropathy pyridoxine")
+    llm = ClaimJudgingLLM("Giving pyridoxine prevents it [1].", 0.1)
+    ans = free_text_answer(llm, q, evidence, ReaderSettings(freetext_answer="checked", freetext_claim_check="rescue"),
+                           Tally())
+    assert not [c for c in llm.calls if "Claim:" in c["user"]]
+    assert ans.text.startswith("Giving pyridoxine prevents it [1]")
 
 
 @pytest.mark.parametrize("prompt", ["freetext", "freetext_after_support"])

@@ -177,7 +177,8 @@ def _free_text_answer(llm: LLM, question: Question, evidence: Evidence, settings
             recited = attributed(without_citations(text))
             if recited.outcome == "answered":
                 return recited
-        if settings.freetext_claim_check == "llm":
+        if settings.freetext_claim_check == "llm" or (settings.freetext_claim_check == "rescue"
+                                                      and sup.first_claim(text, exclude=[q]) in dropped):
             kept, dropped, judged = judge_first_claim(llm, text, q, cited, kept, dropped, settings, tally)
             d = replace(d, first_claim_judged=judged)
         d = replace(d, generated_supported=not dropped, dropped_sentences=dropped or None)

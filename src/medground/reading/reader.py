@@ -146,8 +146,11 @@ class ReaderSettings(BaseModel):
     # own words excused — blind to synonyms ("pyridoxine" for "vitamin B6") and fooled by a claim
     # about another drug that reuses the question's words. "llm": the claim judge of the eval lab
     # (reading/claims.py, P(yes) ≥ ``freetext_claim_threshold``), one more forward pass; the
-    # other sentences keep the lexical check.
-    freetext_claim_check: Literal["lexical", "llm"] = "lexical"
+    # other sentences keep the lexical check. "rescue": the lexical check decides, and the judge is
+    # asked only about a first claim it dropped ("… looks directly for hepatitis C viral RNA" where
+    # the passage says "HCV RNA"), which it keeps at the threshold — a pass where the reader would
+    # otherwise quote the passage and ask whether the quote answers.
+    freetext_claim_check: Literal["lexical", "llm", "rescue"] = "lexical"
     freetext_claim_threshold: float = Field(LLM_THRESHOLD, ge=0.0, le=1.0)
 
 
