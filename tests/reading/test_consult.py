@@ -649,3 +649,31 @@ def test_a_kind_neither_named_drug_holds_says_what_each_holds(reader):
     assert r.outcome == "insufficient_evidence", r.text
     assert "no entry on the uses (indications) of Ibuprofen;" in r.text
     assert "Lisinopril's cover contraindications (when it should not be used), dosage" in r.text
+
+
+def test_a_long_side_effects_sentence_is_not_met_through_one_rare_word(reader_over):
+    """Session 37: "after my stent" met a label's study sentence that names stents among its
+    subgroups; with ``rare_item_words`` a side-effects item that long is matched in meaning only,
+    while a warnings sentence (the warning itself) is still read."""
+    from medground.reading.consult import ConsultReader
+
+    study = ("The bleeding profile of BRILINTA compared to aspirin alone was consistent across subgroups by age, "
+             "gender, weight, race, region, concurrent conditions, concomitant therapy, stent, and medical history.")
+    warning = ("Patients should not stop BRILINTA during the first month after an acute coronary syndrome because "
+               "of a higher risk of heart attack and death than with continued use of the medicine.")
+    catalog = DrugCatalog([Drug("ticagrelor", "ticagrelor", ["Brilinta"], "P2Y12 inhibitor")],
+                          [DrugAttribute("ticagrelor", A.ADVERSE_REACTIONS, f"Dyspnea\n{study}", SRC),
+                           DrugAttribute("ticagrelor", A.WARNINGS, warning, SRC)])
+    base = reader_over(catalog)
+    turns = ["I had a stent put in last month. Now I get short of breath on the stairs. Could it be the Brilinta?"]
+
+    def best_of(kind: A, **update) -> dict[str, float]:
+        settings = base.settings.model_copy(update={"rare_share": 1.0, **update})
+        r = ConsultReader(base.drugs, base.typer, base.embedder, settings).reply(turns, "ticagrelor")
+        entry = next(c for c in r.ranked if c.attribute.type is kind)
+        return {m.text: m.similarity for m in entry.items}
+
+    at = base.settings.lexical_match
+    assert best_of(A.ADVERSE_REACTIONS, rare_item_words=None)[study] >= at  # every item read: it "names" the stent
+    assert best_of(A.ADVERSE_REACTIONS)[study] < at  # shipped: 25 words at most
+    assert best_of(A.WARNINGS, rare_item_words=25)[warning] >= at

@@ -42,6 +42,7 @@ from medground.reading.ages import child_age, names_the_childs_age
 from medground.reading.consult_checks import check_items, combined, verify
 from medground.reading.consult_reframe import asking_part, asks_about_both, typer_texts
 from medground.reading.consult_text import (
+    WORD,
     clinical_terms,
     purpose_phrases,
     questions,
@@ -240,6 +241,9 @@ class ConsultReader:
                         purposive = asked and drug is subject and attr.type in (A.INDICATIONS, A.THERAPEUTIC_EFFECTS)
                         for m in matches:
                             hit = rare & word_set(m.text) & (word_set(asked) if purposive else rare)
+                            if (s.rare_item_words is not None and attr.type is A.ADVERSE_REACTIONS
+                                    and len(WORD.findall(m.text)) > s.rare_item_words):
+                                continue  # a study's sentence: one shared rare word says little of it
                             if hit and m.similarity < s.lexical_match:
                                 m.similarity, m.phrase = s.lexical_match, sorted(hit)[0]
                     if child is not None and drug is subject and attr.type in SAFETY_PAIR:

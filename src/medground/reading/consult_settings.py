@@ -77,6 +77,14 @@ class ConsultReplySettings(BaseModel):
     # rare = in under ``rare_share`` of all entries (so "pain" or "dose" never match this way).
     lexical_match: float = Field(0.9, ge=0.0, le=1.0)
     rare_share: float = Field(0.005, gt=0.0, le=1.0)
+    # The rare-word match reads a side-effects entry's list items; a label's prose sentence there
+    # longer than this many words is about its studies ("The bleeding profile of BRILINTA …
+    # concomitant therapy, stent, and medical history …" met "after my stent") and is matched in
+    # meaning only. A warnings entry's sentences are the warnings ("Alcohol may increase levels of
+    # hepatic fat …"): always read. None: every item. Session 37, dev: 3 of 849 replies changed, each
+    # first sentence without a study's words ("Yes — Dyspnea is listed …"), no score moved.
+    rare_item_words: int | None = Field(25, ge=1, description="longest side-effects item (in words) the "
+                                        "rare-word match reads")
     # A rare word the patient says in passing ("tested positive for covid", "to quit smoking")
     # names what the drug is for, not what is asked: indications are matched in meaning only.
     rare_in_indications: bool = Field(False, description="let the rare-word match reach indications items")
