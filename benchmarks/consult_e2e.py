@@ -474,7 +474,8 @@ def e2e_cmd(args) -> None:
     elif args.split == "dev" and (typed := [n for n in sets if n in ("medqa", "generated")]):
         # the shipped typer learned these very questions: their figures flatter the test part
         report["in_sample"] = typed
-        print(f"note: {', '.join(typed)} read in sample (the typer trained on them); --crossfit 5 reads them out of sample")
+        print(f"note: {', '.join(typed)} read in sample (the typer trained on them); "
+              "--crossfit 5 reads them out of sample")
     samples: dict = {}
     for name, items in sets.items():
         if fold_models and name in ("medqa", "generated"):

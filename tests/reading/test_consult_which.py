@@ -6,7 +6,8 @@ from medground.reading.consult_which import asks_which_medicine, which_reply
 
 A = AttributeType
 DRUGS = {d.drug_id: d for d in (Drug("metformin", "metformin"), Drug("lisinopril", "lisinopril"),
-                                  Drug("glyburide-metformin", "glyburide/metformin", components=["glyburide", "metformin"]),
+                                  Drug("glyburide-metformin", "glyburide/metformin",
+                                       components=["glyburide", "metformin"]),
                                   Drug("simvastatin", "simvastatin"))}
 
 

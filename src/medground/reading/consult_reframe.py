@@ -74,7 +74,8 @@ def last_question(turn: str) -> tuple[str, str] | None:
     asked = [k for k, x in enumerate(sentences) if x.endswith("?")]
     if not asked and sentences and (first := WORD.findall(sentences[-1])[:1]) \
             and (first[0].lower() in AUXILIARIES or which_medicine(sentences[-1])):
-        asked = [len(sentences) - 1]  # a question without its mark: "… could it be the meds", "which one is doing this"
+        # a question without its mark: "… could it be the meds", "which one is doing this"
+        asked = [len(sentences) - 1]
     elif asked and asked[-1] < len(sentences) - 1 and which_medicine(sentences[-1]) \
             and WORD.findall(sentences[-1])[0].lower() in AUXILIARIES | {"which"}:
         asked.append(len(sentences) - 1)  # "… came out stained?? which one is doing this"
@@ -106,8 +107,8 @@ def attribution_question(turn: str, names: Sequence[str] = (), kinds: Sequence[s
     describing = {j for _, before in medicine_mentions(every, stop_words()) for j in before}
     words = [w.lower() for j, w in enumerate(every) if j not in describing]
     # "Is it the steroid?" names the medicine; "Is that a statin?" asks its class
-    medicine = named | REFERENTS | which_medicine(asking) | {w for j, w in enumerate(words)
-                                                             if j and words[j - 1] in _DEFINITE and _names_its_kind(w, kinds)}
+    medicine = named | REFERENTS | which_medicine(asking) | {
+        w for j, w in enumerate(words) if j and words[j - 1] in _DEFINITE and _names_its_kind(w, kinds)}
     if not (_POINTERS & set(words)) or not (medicine & set(words)):
         return None
     if any(w not in _POINTERS | _TIES | AUXILIARIES | medicine for w in words):
