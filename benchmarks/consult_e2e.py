@@ -68,6 +68,7 @@ def save(section: str, payload: dict) -> None:
 
 
 def _masked(q) -> str:
+    """The question with its focus drug read as "this medicine" (the typer's recipe does it)."""
     from medground.train.typer_recipe import masked_question
 
     return masked_question(q)
@@ -476,15 +477,15 @@ def e2e_cmd(args) -> None:
         report["in_sample"] = typed
         print(f"note: {', '.join(typed)} read in sample (the typer trained on them); "
               "--crossfit 5 reads them out of sample")
+    fold_pipes = [build_pipeline(with_typer(config, path)) for path in fold_models]  # built once, every set
     samples: dict = {}
     for name, items in sets.items():
-        if fold_models and name in ("medqa", "generated"):
+        if fold_pipes and name in ("medqa", "generated"):
             from medground.train.typer_recipe import crossfit_fold
 
             rows: list = [None] * len(items)
-            for k, path in enumerate(fold_models):
+            for k, fold_pipe in enumerate(fold_pipes):
                 idx = [i for i, it in enumerate(items) if crossfit_fold(it["source_qid"], args.crossfit) == k]
-                fold_pipe = build_pipeline(with_typer(config, path))
                 result = evaluator(fold_pipe, [ConsultItem.from_dict(items[i]) for i in idx])
                 for i, row in zip(idx, result.rows):
                     rows[i] = row

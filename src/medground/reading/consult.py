@@ -241,10 +241,10 @@ class ConsultReader:
                         purposive = asked and drug is subject and attr.type in (A.INDICATIONS, A.THERAPEUTIC_EFFECTS)
                         for m in matches:
                             hit = rare & word_set(m.text) & (word_set(asked) if purposive else rare)
-                            if (s.rare_item_words is not None and attr.type is A.ADVERSE_REACTIONS
+                            if hit and m.similarity < s.lexical_match and not (
+                                    # a study's sentence: one shared rare word says little of it
+                                    s.rare_item_words is not None and attr.type is A.ADVERSE_REACTIONS
                                     and len(WORD.findall(m.text)) > s.rare_item_words):
-                                continue  # a study's sentence: one shared rare word says little of it
-                            if hit and m.similarity < s.lexical_match:
                                 m.similarity, m.phrase = s.lexical_match, sorted(hit)[0]
                     if child is not None and drug is subject and attr.type in SAFETY_PAIR:
                         # "my 9 year old" is one of "Children under age 12": numbers, not meaning

@@ -34,7 +34,7 @@ def _names_its_kind(word: str, kinds: Sequence[str]) -> bool:
 # "which one is doing this?", "Which of these would do that?", "could one of my tablets be doing
 # it?": the patient asks which of their medicines is behind what they described — the medicine
 # named by a choice among them rather than by a name. Grammar, no list fitted to a set.
-_OWNERS = frozenset("the my his her their our your".split())
+_OWNERS = _DEFINITE - _POINTERS  # the, my, your, … ("which of these" is a group, not an owner)
 _GROUP = frozenset("these them those".split())
 _COUNTS = frozenset("two three both".split())
 

@@ -18,11 +18,12 @@ from medground.corpus.sentences import sentences_of
 from medground.drug_schema import AttributeType, Drug
 from medground.reading.consult_reframe import last_question, which_medicine
 from medground.reading.consult_sentences import PHRASE
-from medground.reading.consult_types import Reply, record_citation
+from medground.reading.consult_text import join_items
+from medground.reading.consult_types import EFFECT_PAIR, Reply, record_citation
 
 A = AttributeType
 # what a medicine can be "behind": what it may do to the patient
-EFFECT_TYPES = frozenset({A.ADVERSE_REACTIONS, A.WARNINGS, A.BOXED_WARNING})
+EFFECT_TYPES = EFFECT_PAIR | {A.BOXED_WARNING}
 MAX_CANDIDATES = 3
 
 
@@ -78,13 +79,9 @@ def which_reply(read_alone: Callable[[str], Reply], candidates: Sequence[str], d
     listed = [drugs[c].display_name for c, _, _ in naming]
     everyone = [drugs[c].display_name for c in ids]
     if len(listed) == len(everyone):
-        parts.append(f"Of {_joined(everyone)}, each one's entry names it.")
+        parts.append(f"Of {join_items(everyone)}, each one's entry names it.")
     elif len(listed) == 1:
-        parts.append(f"Of {_joined(everyone)}, it is {listed[0]}'s entry that names it.")
+        parts.append(f"Of {join_items(everyone)}, it is {listed[0]}'s entry that names it.")
     else:
-        parts.append(f"Of {_joined(everyone)}, the entries of {_joined(listed)} name it.")
+        parts.append(f"Of {join_items(everyone)}, the entries of {join_items(listed)} name it.")
     return replace(best, text=" ".join(parts), citations=citations)
-
-
-def _joined(names: Sequence[str]) -> str:
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
