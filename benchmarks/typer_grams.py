@@ -19,6 +19,7 @@ McNemar (exact) of each arm against the embedding alone on every read.
     python benchmarks/typer_grams.py --e5 --section typer_e5_s31
     python benchmarks/typer_grams.py --context 3 --section typer_context3_s31
     python benchmarks/typer_grams.py --headings --section typer_headings_s37
+    python benchmarks/typer_grams.py --stem --section typer_stem_s38
 
 ``--candidate``: the word-gram typer (weight 1) with and without one more bank in training, on the
 same reads (the candidate itself is never read: a bank of its own writer would flatter it).
@@ -60,6 +61,7 @@ class Arm:
     turn_copies: int = 0  # the development consultations' last turns in training, this many times each
     relabelled: bool = False  # the banks with typer_bank_relabels.json applied (session 32; not adopted)
     headings: bool = False  # questions naming an entry by the sources' headings (session 37)
+    stem: bool = False  # word grams of word stems (session 38)
 
 
 # Session 37 (measured, not adopted: no read moved by more than 4 items): a question that names the
@@ -140,6 +142,7 @@ def main() -> None:
                          "typer_bank_relabels.json applied")
     ap.add_argument("--headings", action="store_true",
                     help="compare training on questions that name an entry by the sources' headings against none")
+    ap.add_argument("--stem", action="store_true", help="compare word grams of word stems against words")
     ap.add_argument("--section", default="typer_grams_s31")
     args = ap.parse_args()
     weights = [float(w) for w in args.weights.split(",")]
@@ -194,7 +197,7 @@ def main() -> None:
             rows = range(len(turns)) if turn_rows is None else turn_rows
             texts = texts + [turns[i] for i in rows] * arm.turn_copies
             labels = labels + [turn_labels[i] for i in rows] * arm.turn_copies
-        return train(encode(texts, arm), labels, texts=texts, gram_weight=arm.weight)
+        return train(encode(texts, arm), labels, texts=texts, gram_weight=arm.weight, stem=arm.stem)
 
     def right(model, texts: list[str], gold: list[str], arm: Arm) -> np.ndarray:
         pred = model.probabilities(encode(texts, arm), texts).argmax(axis=1)
@@ -229,17 +232,20 @@ def main() -> None:
                 "mcnemar_p": round(float(mcnemar_test(list(base), list(mine)).pvalue), 4)}
 
     shipped = Arm()
-    if args.relabels or args.candidate or args.e5 or args.context > 1 or args.turns or args.headings:
+    if args.relabels or args.candidate or args.e5 or args.context > 1 or args.turns or args.headings or args.stem:
         # the shipped typer without and with one change
         if args.relabels:  # the writers' labels against the relabelled banks
             arm = Arm(relabelled=True)
         elif args.headings:
             arm = Arm(headings=True)
+        elif args.stem:
+            arm = Arm(stem=True)
         else:
             arm = Arm(copies=args.context, e5=args.e5, extra_bank=bool(args.candidate), turn_copies=args.turns)
         base, mine = read_all(shipped), read_all(arm)
         rows = [{"read": read, **paired(base[read], mine[read])} for read in base]
-        name = ("the banks relabelled" if args.relabels else "heading questions" if args.headings else args.candidate
+        name = ("the banks relabelled" if args.relabels else "heading questions" if args.headings
+                else "word stems" if args.stem else args.candidate
                 or ("e5-small block" if args.e5 else f"the consultations' turns x{args.turns}" if args.turns
                     else f"{args.context} context copies"))
         save_section(RESULTS, args.section, {"candidate": name, "rows": rows, "gram_weight": 1.0,

@@ -67,3 +67,14 @@ def test_a_typer_with_word_grams_saves_loads_and_reads_alike(tmp_path):
     # a model without the block reads as before
     plain = train(vectors, labels)
     assert plain.grams is None and plain.probabilities(x).shape == (2, len(plain.classes))
+
+
+def test_stemmed_grams_read_a_singular_as_its_plural():
+    from medground.reading.word_grams import WordGrams, grams
+
+    assert grams("Contraindication", stem=True) == grams("contraindications", stem=True) == ["contraind"]
+    assert grams("Contraindication") == ["contraindication"]  # words as they are unless asked
+    fitted = WordGrams.fit(["contraindications of this", "contraindications for that", "dose of this"], min_df=1,
+                           stem=True)
+    row = fitted.transform(["contraindication"])[0]
+    assert row[fitted.vocabulary.index("contraind")] > 0  # the singular meets the plural's gram

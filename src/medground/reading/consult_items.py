@@ -23,6 +23,7 @@ from medground.reading.consult_text import (
     sentence_phrases,
     split_items,
     stop_words,
+    whole_of_parts,
     with_parts,
 )
 from medground.reading.consult_types import word_set
@@ -81,7 +82,8 @@ class ItemSpace:
             # each member an item names in parentheses → that item (a member that is an item of
             # its own stays one); the reply names the item, matched through its member
             self._members[drug_id] = [
-                {m: item for item in reversed(its) for m in members(item) if m not in its} if on else {}
+                {**(whole_of_parts(its) if s.whole_items else {}),
+                 **({m: item for item in reversed(its) for m in members(item) if m not in its} if on else {})}
                 for its, on in zip(listed, named_members)]
             if s.item_phrases:  # a sentence item is also met through its runs of content words
                 own = self.drug_names(self.drugs.drugs[drug_id], []) if drug_id in self.drugs.drugs else []
@@ -119,7 +121,8 @@ class ItemSpace:
         return self._item_vectors[drug_id]
 
     def member_of(self, drug_id: str) -> list[dict[str, str]]:
-        """Per entry: each member an item names in parentheses → that item (consult_text.members)."""
+        """Per entry: each member an item names in parentheses → that item (consult_text.members),
+        and with ``whole_items`` each part of an item → the item (consult_text.whole_of_parts)."""
         self.items(drug_id)
         return self._members[drug_id]
 

@@ -222,6 +222,8 @@ class ConsultReplySettings(BaseModel):
     # member: a patient's "aged cheddar" meets "aged cheeses", not a blend of eleven foods. The
     # reply names the whole item (consult_types.distinct).
     item_members: bool = Field(True, description="match a list item through the members its parentheses name")
+    whole_items: bool = Field(True, description="a reply matched through part of an item (\"Cramping\" of "
+                              "\"Cramping/diarrhea\") names and quotes the whole item")
     # A sentence item (an FDA label's "Dietary fiber may bind to levothyroxine sodium and decrease its
     # absorption", 0.50 from "a fibre supplement") also matched through its runs of two or three
     # adjacent content words (consult_text.sentence_phrases), as the patient's words are. Session 36,

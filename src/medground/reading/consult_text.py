@@ -115,25 +115,49 @@ def sentence_phrases(item: str, exclude: Sequence[str] = (), min_words: int = 7)
     return list(dict.fromkeys(out))
 
 
+def item_parts(item: str) -> list[str]:
+    """The parts an item names at once: "Nausea/vomiting/diarrhea" is three effects, and a
+    patient's "loose stools" should meet "diarrhea" alone, not a blend of four; a short item's
+    words before its parenthesis ("Pregnancy" of "Pregnancy (fetal toxicity)") are a part too.
+    Doses ("25/100 mg"), table rows and long lines have none."""
+    out: list[str] = []
+    if "/" in item and not re.search(r"\d", item) and len(item.split()) <= 8:
+        parts = [p.strip() for p in item.split("/")]
+        # parts of a few words each: "Spinal/Epidural Anesthesia or Puncture" is one thing
+        if all(len(WORD.findall(p)) and len(p) >= 3 and len(p.split()) <= 3 for p in parts):
+            out += parts
+    head = item.split(" (", 1)[0].strip()
+    if head != item and len(head) >= 3 and len(item) <= 80 and not re.search(r"\d", item):
+        out.append(head)  # "Pregnancy (fetal toxicity)": what it names, without the why (not a table row)
+    if (titled := _TITLED.match(item)) and len(titled["title"].split()) <= 6:
+        out.append(titled["title"])
+    return out
+
+
+# A label's highlights line: a title, a colon and its sentences ("Arthralgia: Severe and disabling
+# arthralgia has been reported …"). The title names the thing in a few words, as a patient would;
+# the sentence's many other words blur it ("very painful knees" met the line at 0.46 and
+# "Headache" at 0.53). Not a dose line ("Adults: 500 mg …"): the sentence opens with a word.
+_TITLED = re.compile(r"^(?:EXCERPT:\s*\*?\s*)?(?P<title>[A-Z][^:;()\d]{2,60}?)\s*:\s+(?=[A-Za-z])(?:\S+\s+){5}")
+
+
 def with_parts(items: Sequence[str], named_members: bool = False) -> list[str]:
-    """Items, each followed by its parts when it names several things at once: "Nausea/vomiting/
-    diarrhea" is three effects, and a patient's "loose stools" should meet "diarrhea" alone, not
-    a blend of four; a short item's words before its parenthesis ("Pregnancy" of "Pregnancy (fetal
-    toxicity)") are a part too. Doses ("25/100 mg"), table rows and long lines stay whole."""
+    """Items, each followed by its parts (:func:`item_parts`) and, with ``named_members``, the
+    members its parentheses name."""
     out: list[str] = []
     for item in items:
         out.append(item)
-        if "/" in item and not re.search(r"\d", item) and len(item.split()) <= 8:
-            parts = [p.strip() for p in item.split("/")]
-            # parts of a few words each: "Spinal/Epidural Anesthesia or Puncture" is one thing
-            if all(len(WORD.findall(p)) and len(p) >= 3 and len(p.split()) <= 3 for p in parts):
-                out += parts
-        head = item.split(" (", 1)[0].strip()
-        if head != item and len(head) >= 3 and len(item) <= 80 and not re.search(r"\d", item):
-            out.append(head)  # "Pregnancy (fetal toxicity)": what it names, without the why (not a table row)
+        out += item_parts(item)
         if named_members:
             out += [m for m in members(item) if m not in items]
     return list(dict.fromkeys(out))
+
+
+def whole_of_parts(items: Sequence[str]) -> dict[str, str]:
+    """Each part (:func:`item_parts`) that is no item of its own → the first item it is part of:
+    the reply quotes "Cramping/diarrhea" when a patient's leg cramps met "Cramping", so the
+    patient reads what the source listed, not half of it."""
+    return {p: item for item in reversed(items) for p in item_parts(item) if p not in items}
 
 
 @lru_cache(maxsize=1)

@@ -66,7 +66,7 @@ class ConsultTyperModel:
         extra = {}
         if self.grams is not None:
             extra = {"gram_vocabulary": np.array(self.grams.vocabulary), "gram_idf": self.grams.idf,
-                     "gram_weight": np.array(self.grams.weight)}
+                     "gram_weight": np.array(self.grams.weight), "gram_stem": np.array(self.grams.stem)}
         save_linear(path, self.classes, self.coef, self.intercept, self.embedder,
                     masks_names=np.array(self.masks_names), **extra)
 
@@ -74,7 +74,8 @@ class ConsultTyperModel:
     def load(cls, path: Path) -> ConsultTyperModel:
         with np.load(path, allow_pickle=False) as z:
             masks = bool(z["masks_names"]) if "masks_names" in z.files else False
-            grams = (WordGrams([str(g) for g in z["gram_vocabulary"]], z["gram_idf"], float(z["gram_weight"]))
+            grams = (WordGrams([str(g) for g in z["gram_vocabulary"]], z["gram_idf"], float(z["gram_weight"]),
+                               bool(z["gram_stem"]) if "gram_stem" in z.files else False)
                      if "gram_vocabulary" in z.files else None)
         return cls(*load_linear(path), masks_names=masks, grams=grams)
 
@@ -94,9 +95,10 @@ def mask_names(text: str, names: Sequence[str]) -> str:
 
 def train(vectors: np.ndarray, labels: Sequence[str], *, c: float = 4.0,
           embedder: str = EMBEDDER_KIND, masks_names: bool = False,
-          texts: Sequence[str] | None = None, gram_weight: float = 0.0) -> ConsultTyperModel:
+          texts: Sequence[str] | None = None, gram_weight: float = 0.0, stem: bool = False) -> ConsultTyperModel:
     """Class-balanced multinomial logistic regression over sentence embeddings, and over word
-    n-grams of ``texts`` (the vectors' texts) beside them when ``gram_weight`` > 0."""
+    n-grams of ``texts`` (the vectors' texts; of their word stems with ``stem``) beside them when
+    ``gram_weight`` > 0."""
     from collections import Counter
 
     from sklearn.linear_model import LogisticRegression
@@ -110,7 +112,7 @@ def train(vectors: np.ndarray, labels: Sequence[str], *, c: float = 4.0,
         if texts is None or len(texts) != len(vectors):
             raise ValueError("word n-grams need the texts of the vectors, one per row")
         kept = [t for t, k in zip(texts, keep) if k]
-        grams = WordGrams.fit(kept, weight=gram_weight)
+        grams = WordGrams.fit(kept, weight=gram_weight, stem=stem)
         x = grams.features(x, kept)
     clf = LogisticRegression(C=c, max_iter=3000, class_weight="balanced")
     clf.fit(x, y)

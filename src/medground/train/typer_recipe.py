@@ -29,6 +29,7 @@ class TyperRecipe:
     relabels: Path | None = None  # a bank relabelling file
     bank_special: str | None = None  # the class the banks' special_populations questions are read as
     grams: float = 0.0  # weight of the word 1-2-gram block beside the embedding (0: none)
+    stem: bool = False  # the word grams of word stems ("contraindication" = "contraindications")
 
 
 def masked_question(question) -> str:
@@ -82,7 +83,7 @@ def fit_typer(recipe: TyperRecipe, labelled: Sequence[tuple[object, str]], embed
         vectors.append(embedder.encode_queries(extra_texts))
         rows, labels = rows + extra_texts, labels + extra_labels
     return train(np.vstack(vectors), labels, c=recipe.c, masks_names=recipe.mask, texts=rows,
-                 gram_weight=recipe.grams)
+                 gram_weight=recipe.grams, stem=recipe.stem)
 
 
 def crossfit_fold(qid: str, folds: int) -> int:
