@@ -15,10 +15,12 @@ def test_a_label_lines_title_is_a_part_and_a_part_names_its_whole_item():
     from medground.reading.consult_text import item_parts, whole_of_parts
 
     line = "Arthralgia: Severe and disabling arthralgia has been reported in patients taking DPP-4 inhibitors."
-    assert item_parts(line) == ["Arthralgia"]
-    assert item_parts("EXCERPT: * Gout Flare : An increase in gout flares is frequently observed") == ["Gout Flare"]
-    assert item_parts("Adults: 500 mg orally every 12 hours.") == []  # a dose line has no title
-    assert item_parts("Severe infections:") == []
+    assert item_parts(line, titles=True) == ["Arthralgia"]
+    assert item_parts(line) == []  # titles only where asked (entries of effects and cautions)
+    assert item_parts("EXCERPT: * Gout Flare : An increase in gout flares is frequently observed",
+                      titles=True) == ["Gout Flare"]
+    assert item_parts("Adults: 500 mg orally every 12 hours.", titles=True) == []  # a dose line has no title
+    assert item_parts("Severe infections:", titles=True) == []
     # the reply quotes what the source listed, not half of it; a part that is an item itself stays one
     assert whole_of_parts(["Cramping/diarrhea", "Vertigo"]) == {"Cramping": "Cramping/diarrhea",
                                                                  "diarrhea": "Cramping/diarrhea"}

@@ -65,6 +65,7 @@ from medground.reading.consult_types import (
     safety_stand_in,
     part_of,
     record_citation,
+    better_effect_first,
     safety_sibling_first,
     matched_entry_first,
     SAFETY_PAIR,
@@ -192,8 +193,9 @@ class ConsultReader:
             items, vecs = self.space.items(drug.drug_id)
             item_names = self.space.item_names(drug.drug_id)
             member_of = self.space.member_of(drug.drug_id)
-            for attr, its, iv, names_of, item_of in zip(self.space.entries(drug.drug_id), items, vecs, item_names,
-                                                         member_of):
+            whole_of = self.space.whole_of(drug.drug_id)
+            for attr, its, iv, names_of, item_of, whole_item in zip(self.space.entries(drug.drug_id), items, vecs,
+                                                                item_names, member_of, whole_of):
                 # the other drug's warnings, only where a sentence names the subject (below)
                 partner_warnings = s.partner_warnings and attr.type is A.WARNINGS and len(named) > 1
                 if drug is not subject and attr.type is not A.INTERACTIONS and not partner_warnings:
@@ -271,6 +273,7 @@ class ConsultReader:
                             m.other_substance = bool(said and listed and not said & listed)
                     for m in matches:  # "aged cheeses" is Nardil's "Foods high in tyramine (…)"
                         m.text = item_of.get(m.text, m.text)
+                        m.quote = whole_item.get(m.text, "")  # "Cramping" named, "Cramping/diarrhea" quoted
                     matches.sort(key=lambda m: -m.similarity)
                 naming = partner_warnings and any(m.class_of for m in matches)
                 if partner_warnings and drug is not subject and not naming:
@@ -285,6 +288,8 @@ class ConsultReader:
         if s.safety_siblings:
             choices = safety_sibling_first(choices, s.hedge_at,
                                            (SAFETY_PAIR, EFFECT_PAIR) if s.effects_siblings else (SAFETY_PAIR,))
+        if s.effects_sibling_margin is not None:
+            choices = better_effect_first(choices, s.match_at, s.effects_sibling_margin)
         if s.matched_first != "off":
             choices = matched_entry_first(choices, s.hedge_at, s.match_at, asking_part(question, names),
                                           frozenset({A.INTERACTIONS}) if s.matched_first == "interactions" else None)

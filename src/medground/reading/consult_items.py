@@ -54,6 +54,7 @@ class ItemSpace:
         self._item_vectors: dict[str, tuple[list[list[str]], list[np.ndarray]]] = {}
         self._item_names: dict[str, list[list[list[str]]]] = {}  # drug -> entries × items × (item, plain names)
         self._members: dict[str, list[dict[str, str]]] = {}  # drug -> entries × {member: item}
+        self._wholes: dict[str, list[dict[str, str]]] = {}  # drug -> entries × {part: item}
         self._entry_df: dict[str, int] | None = None  # word -> entries holding it
         self._lay = lay_vocabulary  # corpus.lay_vocabulary.LayVocabulary; the data's, loaded on first use
         self._speller = None  # reading.spelling.Speller over the database's words, built on first use
@@ -78,13 +79,14 @@ class ItemSpace:
                        else list(dict.fromkeys(split_items(a.text))))[: s.max_entry_items]
                       for a in self.entries(drug_id)]
             named_members = [s.item_members and a.type in TERM_TYPES for a in self.entries(drug_id)]
-            items = [with_parts(its, m) for its, m in zip(listed, named_members)]
+            titled = [a.type in TERM_TYPES for a in self.entries(drug_id)]  # effects and cautions, not doses
+            items = [with_parts(its, m, t) for its, m, t in zip(listed, named_members, titled)]
             # each member an item names in parentheses → that item (a member that is an item of
             # its own stays one); the reply names the item, matched through its member
             self._members[drug_id] = [
-                {**(whole_of_parts(its) if s.whole_items else {}),
-                 **({m: item for item in reversed(its) for m in members(item) if m not in its} if on else {})}
+                {m: item for item in reversed(its) for m in members(item) if m not in its} if on else {}
                 for its, on in zip(listed, named_members)]
+            self._wholes[drug_id] = [whole_of_parts(its, t) if s.whole_items else {} for its, t in zip(listed, titled)]
             if s.item_phrases:  # a sentence item is also met through its runs of content words
                 own = self.drug_names(self.drugs.drugs[drug_id], []) if drug_id in self.drugs.drugs else []
                 said = [{p: item for item in reversed(its) for p in sentence_phrases(item, own) if p not in its}
@@ -121,10 +123,14 @@ class ItemSpace:
         return self._item_vectors[drug_id]
 
     def member_of(self, drug_id: str) -> list[dict[str, str]]:
-        """Per entry: each member an item names in parentheses → that item (consult_text.members),
-        and with ``whole_items`` each part of an item → the item (consult_text.whole_of_parts)."""
+        """Per entry: each member an item names in parentheses → that item (consult_text.members)."""
         self.items(drug_id)
         return self._members[drug_id]
+
+    def whole_of(self, drug_id: str) -> list[dict[str, str]]:
+        """Per entry: with ``whole_items``, each part of an item → the item (consult_text.whole_of_parts)."""
+        self.items(drug_id)
+        return self._wholes[drug_id]
 
     def item_names(self, drug_id: str) -> list[list[list[str]]]:
         """Per entry, per item: the item and the plain names it is also matched through."""

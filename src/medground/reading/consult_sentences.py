@@ -86,8 +86,9 @@ def first_sentence(turn: str, best: EntryChoice, matched: list[ItemMatch], setti
         # a label section's item can be a paragraph: the sentence names its opening words,
         # the quote after it gives its opening sentences verbatim
         listed = join_items([brief(i, s.short_item) for i in items])
-        items = [opening(i, s.quote_chars) for i in items]
         verb = "is" if len(items) == 1 else "are"
+        # a part is quoted as the whole item the source listed ("Cramping/diarrhea": abdominal)
+        items = list(dict.fromkeys(opening(m.quote or m.text, s.quote_chars) for m in matched))
         if t is A.ADVERSE_REACTIONS:
             # "Yes" only when the question is a yes/no question about side effects.
             # or when the LLM affirmed that what the patient describes is the item named.

@@ -222,8 +222,10 @@ class ConsultReplySettings(BaseModel):
     # member: a patient's "aged cheddar" meets "aged cheeses", not a blend of eleven foods. The
     # reply names the whole item (consult_types.distinct).
     item_members: bool = Field(True, description="match a list item through the members its parentheses name")
-    whole_items: bool = Field(True, description="a reply matched through part of an item (\"Cramping\" of "
-                              "\"Cramping/diarrhea\") names and quotes the whole item")
+    # A part of an item ("Cramping" of "Cramping/diarrhea", "Arthralgia" of a label's "Arthralgia:
+    # Severe and disabling arthralgia has been reported …") is named, and the whole item quoted: a
+    # patient's calf cramps read that the source's cramping comes with diarrhea.
+    whole_items: bool = Field(True, description="a reply matched through part of an item quotes the whole item")
     # A sentence item (an FDA label's "Dietary fiber may bind to levothyroxine sodium and decrease its
     # absorption", 0.50 from "a fibre supplement") also matched through its runs of two or three
     # adjacent content words (consult_text.sentence_phrases), as the patient's words are. Session 36,
@@ -253,6 +255,11 @@ class ConsultReplySettings(BaseModel):
     # entry lists rash and cough). Session 33, dev: 3 of 728 replies lost, 0 gained — off.
     effects_siblings: bool = Field(False, description="a side-effects or warnings entry that names nothing said "
                                    "yields to the other one when that one names it")
+    # A side-effects or warnings entry yields to the other one when that one's best item names what
+    # was said (at ``match_at``) this much nearer (consult_types.better_effect_first). None: never.
+    effects_sibling_margin: float | None = Field(None, ge=0.0, le=1.0,
+                                                 description="how much nearer the other of side effects and "
+                                                 "warnings must name what was said to answer instead")
     # An entry of the subject whose item names what the question is about (at ``match_at``, through
     # the words of its question sentences, or of the sentence a bare "Could that be it?" points back
     # at: consult_reframe.asking_part) answers before the chosen one when that names nothing near

@@ -115,11 +115,12 @@ def sentence_phrases(item: str, exclude: Sequence[str] = (), min_words: int = 7)
     return list(dict.fromkeys(out))
 
 
-def item_parts(item: str) -> list[str]:
+def item_parts(item: str, titles: bool = False) -> list[str]:
     """The parts an item names at once: "Nausea/vomiting/diarrhea" is three effects, and a
     patient's "loose stools" should meet "diarrhea" alone, not a blend of four; a short item's
-    words before its parenthesis ("Pregnancy" of "Pregnancy (fetal toxicity)") are a part too.
-    Doses ("25/100 mg"), table rows and long lines have none."""
+    words before its parenthesis ("Pregnancy" of "Pregnancy (fetal toxicity)") are a part too, and
+    with ``titles`` a label line's title (:data:`_TITLED`; for entries of effects and cautions, not
+    a dose's "Adults: One 875 mg tablet …"). Doses ("25/100 mg"), table rows and long lines have none."""
     out: list[str] = []
     if "/" in item and not re.search(r"\d", item) and len(item.split()) <= 8:
         parts = [p.strip() for p in item.split("/")]
@@ -129,7 +130,7 @@ def item_parts(item: str) -> list[str]:
     head = item.split(" (", 1)[0].strip()
     if head != item and len(head) >= 3 and len(item) <= 80 and not re.search(r"\d", item):
         out.append(head)  # "Pregnancy (fetal toxicity)": what it names, without the why (not a table row)
-    if (titled := _TITLED.match(item)) and len(titled["title"].split()) <= 6:
+    if titles and (titled := _TITLED.match(item)) and len(titled["title"].split()) <= 6:
         out.append(titled["title"])
     return out
 
@@ -141,23 +142,23 @@ def item_parts(item: str) -> list[str]:
 _TITLED = re.compile(r"^(?:EXCERPT:\s*\*?\s*)?(?P<title>[A-Z][^:;()\d]{2,60}?)\s*:\s+(?=[A-Za-z])(?:\S+\s+){5}")
 
 
-def with_parts(items: Sequence[str], named_members: bool = False) -> list[str]:
+def with_parts(items: Sequence[str], named_members: bool = False, titles: bool = False) -> list[str]:
     """Items, each followed by its parts (:func:`item_parts`) and, with ``named_members``, the
     members its parentheses name."""
     out: list[str] = []
     for item in items:
         out.append(item)
-        out += item_parts(item)
+        out += item_parts(item, titles)
         if named_members:
             out += [m for m in members(item) if m not in items]
     return list(dict.fromkeys(out))
 
 
-def whole_of_parts(items: Sequence[str]) -> dict[str, str]:
+def whole_of_parts(items: Sequence[str], titles: bool = False) -> dict[str, str]:
     """Each part (:func:`item_parts`) that is no item of its own → the first item it is part of:
     the reply quotes "Cramping/diarrhea" when a patient's leg cramps met "Cramping", so the
     patient reads what the source listed, not half of it."""
-    return {p: item for item in reversed(items) for p in item_parts(item) if p not in items}
+    return {p: item for item in reversed(items) for p in item_parts(item, titles) if p not in items}
 
 
 @lru_cache(maxsize=1)

@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 from medground.drug_schema import AttributeType, Drug, DrugAttribute
 from medground.reading.consult_settings import ConsultReplySettings
-from medground.reading.consult_text import WORD
+from medground.reading.consult_text import WORD, item_parts
 from medground.schema import Citation
 
 A = AttributeType
@@ -26,6 +26,7 @@ class ItemMatch:
     # the patient named one substance of the database and the item another ("potassium pills" /
     # "Lithium", 0.5 apart in MiniLM's space): near in words' meaning, not the same thing
     other_substance: bool = False
+    quote: str = ""  # the whole item a matched part is quoted as ("Cramping/diarrhea" for "Cramping")
 
     def answers(self, match_at: float) -> bool:
         """Matched closely enough to be what was asked, not through a modifier alone, not a
@@ -145,6 +146,23 @@ def safety_sibling_first(choices: list[EntryChoice], near: float,
     return named_first(choices, near, sibling)
 
 
+def better_effect_first(choices: list[EntryChoice], match_at: float, margin: float) -> list[EntryChoice]:
+    """``choices`` with the subject's side-effects or warnings entry first when the chosen one is the
+    other of the two and that one's best item names what was said (at ``match_at``) ``margin``
+    nearer than the chosen one's best: an FDA label files its serious reactions under warnings
+    ("Arthralgia: Severe and disabling arthralgia …", 0.66 from painful knees and hands), and the
+    side-effect list's nearest item ("Headache", 0.53) names something else."""
+    if not choices or choices[0].attribute.type not in EFFECT_PAIR:
+        return choices
+    first = choices[0]
+    floor = (first.best.similarity if first.best is not None else 0.0) + margin
+    for k, c in enumerate(choices[1:], 1):
+        if (c.drug is first.drug and c.attribute.type in EFFECT_PAIR and c.attribute.type is not first.attribute.type
+                and c.best is not None and c.best.answers(match_at) and c.best.similarity >= floor):
+            return [c, *choices[:k], *choices[k + 1:]]
+    return choices
+
+
 def matched_entry_first(choices: list[EntryChoice], near: float, match_at: float, said_now: str,
                         kinds: frozenset[AttributeType] | None = None) -> list[EntryChoice]:
     """``choices`` with the subject's entry that names what the patient said first, when the
@@ -192,7 +210,8 @@ def distinct(matches: Sequence[ItemMatch], items: Sequence[str] = ()) -> list[It
     is named as the item it heads ("Pregnancy (fetal toxicity)"), one of ``items``: the
     qualifier is the why."""
     texts = {m.text for m in matches}
-    out = [m for m in matches if not ("/" in m.text and any(p.strip() in texts for p in m.text.split("/")))]
+    # (a label line's title, "Gout Flare", likewise says what "Gout Flare : An increase in …" says)
+    out = [m for m in matches if not any(p in texts for p in item_parts(m.text, titles=True) if p != m.text)]
     heads = {i.split(" (", 1)[0].strip(): i for i in items if " (" in i}
     named = [replace(m, text=heads[m.text]) if m.text in heads else m for m in out]
     return list({m.text: m for m in reversed(named)}.values())[::-1]  # one item named once, at its best

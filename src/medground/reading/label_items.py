@@ -62,6 +62,7 @@ _CLASS_PREFIX = re.compile(
                            if len(c.split()) > 1 and c.split()[-1] in {"disorders", "conditions", "infestations",
                                                                         "complications", "procedures", "circumstances"})
     + r")\W+(?=\w)", re.IGNORECASE)
+_EXCERPT = re.compile(r"^\s*EXCERPT:\s*\*?\s*")
 _FIRST_SENTENCE = re.compile(r"^.*?[a-z0-9)%][.!?]\s+(?=[A-Z])")
 
 
@@ -69,6 +70,7 @@ def label_item(item: str) -> str | None:
     """The item as a patient's words should meet it — a numbered heading's title without its number
     ("5.5 Hyponatremia" → "Hyponatremia", a verbatim piece of the line) — or None when the line is
     scaffolding."""
+    item = _EXCERPT.sub("", item)  # the TAC 2017 labels' marker of a highlights excerpt, not the label's words
     if _BOILERPLATE.match(item) or _CAPTION.match(item) or _EXPOSURE.match(item):
         # a paragraph that goes on past its scaffolding sentence keeps the rest ("The population had
         # a mean age of 39 … In these trials, 93% of patients … reported …")
