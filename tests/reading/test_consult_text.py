@@ -16,7 +16,7 @@ def test_a_label_lines_title_is_a_part_and_a_part_names_its_whole_item():
 
     line = "Arthralgia: Severe and disabling arthralgia has been reported in patients taking DPP-4 inhibitors."
     assert item_parts(line, titles=True) == ["Arthralgia"]
-    assert item_parts(line) == []  # titles only where asked (entries of effects and cautions)
+    assert item_parts(line) == []  # titles only where asked (entries of cautions and interactions)
     assert item_parts("EXCERPT: * Gout Flare : An increase in gout flares is frequently observed",
                       titles=True) == ["Gout Flare"]
     assert item_parts("Adults: 500 mg orally every 12 hours.", titles=True) == []  # a dose line has no title

@@ -116,3 +116,25 @@ def test_a_record_with_one_safety_entry_answers_the_other_kind_of_safety_questio
     assert safety_stand_in([effects, warnings], "dalfampridine", A.WARNINGS, label) is None
     assert safety_stand_in([effects, warnings], "dalfampridine", A.DOSAGE, label) is None
     assert safety_stand_in([effects, warnings], "other", A.CONTRAINDICATIONS, label) is None
+
+
+def test_a_warnings_entry_naming_what_was_said_clearly_nearer_answers_before_side_effects():
+    from medground.drug_schema import AttributeType as A, DrugAttribute
+    from medground.reading.consult_types import EntryChoice, ItemMatch, better_effect_first
+
+    drug = Drug("alogliptin", "alogliptin", ["Nesina"], "DPP-4 inhibitor")
+
+    def entry(kind, best: float, phrase: str = "knees and hands very painful") -> EntryChoice:
+        attr = DrugAttribute("alogliptin", kind, kind.value, "…", "label")
+        return EntryChoice(drug, attr, 0.5, [ItemMatch("item", best, phrase)], 0.0)
+
+    effects, warnings = entry(A.ADVERSE_REACTIONS, 0.53), entry(A.WARNINGS, 0.66)
+    assert better_effect_first([effects, warnings], 0.65, 0.1) == [warnings, effects]
+    assert better_effect_first([effects, entry(A.WARNINGS, 0.6)], 0.65, 0.0)[0] is effects  # not a match
+    assert better_effect_first([entry(A.ADVERSE_REACTIONS, 0.6), warnings], 0.65, 0.1)[0].attribute.type \
+        is A.ADVERSE_REACTIONS  # not enough nearer
+    # why the drug is taken is no effect ("on lisinopril for blood pressure" / "Orthostatic hypotension")
+    assert better_effect_first([effects, entry(A.WARNINGS, 0.71, "blood pressure")], 0.65, 0.1,
+                               {"blood pressure"})[0] is effects
+    dose = entry(A.DOSAGE, 0.2)
+    assert better_effect_first([dose, warnings], 0.65, 0.1)[0] is dose  # only between the two

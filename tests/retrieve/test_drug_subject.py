@@ -312,3 +312,24 @@ def test_they_who_prescribe_are_not_someone_elses_medicine(retriever):
     # a relative's "they" still is someone else's
     mine = mentions(retriever, ["My parents are old now and they take Coumadin."])
     assert mine[0].third_party
+
+
+def test_a_name_met_through_one_ordinary_word_gives_way_to_a_name_the_database_lacks(tmp_path: Path):
+    from medground.retrieve.drug_subject import partial_only
+    from medground.retrieve.drugs import PARTIAL_NAME
+
+    drugs = [Drug("mannitol", "mannitol", ["Osmitrol"], "Osmotic diuretic", ["manna sugar"]),
+             Drug("sitagliptin", "sitagliptin", ["Januvia"], "DPP-4 inhibitor")]
+    attrs = [DrugAttribute("mannitol", A.ADVERSE_REACTIONS, "Headache", SRC),
+             DrugAttribute("sitagliptin", A.DOSAGE, "100 mg orally once daily", SRC)]
+    store = DrugStore(tmp_path / "d.sqlite")
+    store.build(DrugCatalog(drugs, attrs))
+    retriever = DrugRetriever(store, DrugRetrieverSettings(intent="cues"))
+    said = "Hi, I started Janewvia for my sugar about six weeks ago. Could the pill be doing this?"
+    found = resolve_subjects(retriever, [said])
+    assert [s.drug_id for s in found] == ["mannitol"] and partial_only(found)  # "sugar" of "manna sugar"
+    assert retriever.unknown_names(said) == {}  # a drug was recognised
+    assert "janewvia" in retriever.unknown_names(said, beside=PARTIAL_NAME)
+    assert "aren't" not in retriever.unknown_names("they aren't helping", beside=PARTIAL_NAME)
+    named = resolve_subjects(retriever, ["I take Januvia. Is headache from it?"])
+    assert not partial_only(named) and not partial_only([])

@@ -46,6 +46,8 @@ from medground.pipelines.drugrag_settings import DrugRagSettings
 from medground.reading.addressing import asking_sentences, unaddressed_terms, vocabulary
 from medground.reading.citations import cited_numbers
 from medground.reading.support import Support, passage_support, quote, quoted_answer
+from medground.retrieve.drug_subject import partial_only, user_turns
+from medground.retrieve.drugs import PARTIAL_NAME
 from medground.retrieve.engine import RetrievalEngine
 from medground.schema import Answer, Citation, Evidence, Query, Question
 
@@ -146,10 +148,11 @@ class DrugRagPipeline:
             text = text[len(text) // 8:]  # cut from the start in eighths; a few passes at most
         return text, dropped
 
-    def unknown_drug(self, keywords: str, detail: ConsultDetail) -> Answer | None:
-        """An answer saying the drug is not in the database, with the nearest entries, or None."""
+    def unknown_drug(self, keywords: str, detail: ConsultDetail, beside: float | None = None) -> Answer | None:
+        """An answer saying the drug is not in the database, with the nearest entries, or None;
+        ``beside``: the match score up to which a recognised drug does not count (DrugRetriever.unknown_names)."""
         drugs = getattr(self.engine.retriever("drugs"), "retriever", None)
-        unknown = drugs.unknown_names(keywords) if drugs is not None else {}
+        unknown = drugs.unknown_names(keywords, beside=beside) if drugs is not None else {}
         if unknown and self.settings.unknown_skips_known_words:
             # a condition's name is no drug's ("pre-eclampsia" had been "not in the medicine database")
             # (a brand the sources mention, "Florinef", stays a drug: the name lexicon knows it)
@@ -177,6 +180,12 @@ class DrugRagPipeline:
         detail = replace(info, search=search, distill_failure=failure, dropped_turns=dropped or None,
                          tool_call=None if info.query_mode == "subject" else ToolCall(search))
         if self.settings.answer == "reply" and not question.is_multiple_choice:
+            if self.settings.unknown_beats_partial and partial_only(subjects):
+                # "I started Janewvia for my sugar": mannitol's "manna sugar" is no medicine named
+                said = " ".join(user_turns(dialogue))
+                if (unknown := self.unknown_drug(said, detail, beside=PARTIAL_NAME)) is not None:
+                    unknown.queries = [query]
+                    return tally.finish(unknown, started)
             answer = self.reply_to(dialogue, info.candidates or [], detail, tally, subjects)
             answer.queries = [query]
             return tally.finish(answer, started)

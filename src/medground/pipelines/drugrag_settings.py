@@ -60,6 +60,11 @@ class DrugRagSettings(BaseModel):
     # A word the consumer-health sources pair with another name (a condition: "pre-eclampsia") is
     # never reported as a drug the database lacks (found on apart8 after its last read). Session 34.
     unknown_skips_known_words: bool = True
+    # A word of the patient's that looks like a medicine the database lacks ("Janewvia", "Valtrex")
+    # is reported as such, with the nearest names, when the only drugs recognised were met through
+    # one word of a longer name ("sugar" of mannitol's "manna sugar", "shingles" of "shingles
+    # vaccine"): a reply about mannitol to a Januvia user answers a question nobody asked. Session 38.
+    unknown_beats_partial: bool = True
     # "tool_call": the LLM distills the consultation into search_engine(keywords) (RagPULSE).
     # "subject": when a drug the patient named is recognised, the keywords are its name + the
     # last turn, no LLM call (measured better on the multi-turn set: benchmarks/consult.py);

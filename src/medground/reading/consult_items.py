@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from medground.drug_schema import AttributeType, Drug, DrugAttribute
-from medground.reading.consult_settings import TERM_TYPES, ConsultReplySettings
+from medground.reading.consult_settings import TERM_TYPES, TITLED_TYPES, ConsultReplySettings
 from medground.reading.consult_text import (
     REFERENTS,
     WORD,
@@ -79,7 +79,9 @@ class ItemSpace:
                        else list(dict.fromkeys(split_items(a.text))))[: s.max_entry_items]
                       for a in self.entries(drug_id)]
             named_members = [s.item_members and a.type in TERM_TYPES for a in self.entries(drug_id)]
-            titled = [a.type in TERM_TYPES for a in self.entries(drug_id)]  # effects and cautions, not doses
+            # a label line's title names a caution ("Arthralgia: …"); in a side-effects entry it can
+            # name the patients studied ("Postmenopausal osteoporosis: Most common adverse reactions …")
+            titled = [a.type in TITLED_TYPES for a in self.entries(drug_id)]
             items = [with_parts(its, m, t) for its, m, t in zip(listed, named_members, titled)]
             # each member an item names in parentheses → that item (a member that is an item of
             # its own stays one); the reply names the item, matched through its member

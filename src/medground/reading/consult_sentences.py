@@ -135,7 +135,7 @@ def first_sentence(turn: str, best: EntryChoice, matched: list[ItemMatch], setti
         close: list[str] = []
         for m in lines[: s.prose_quote]:
             heading = heading_over(m.text, all_items)
-            close += [q for q in (heading, opening(m.text, s.quote_chars)) if q and q not in close]
+            close += [q for q in (heading, opening(m.quote or m.text, s.quote_chars)) if q and q not in close]
         close = close or [opening(i, s.quote_chars) for i in all_items[: s.prose_quote]]
         return f"From {drug}'s {PHRASE.get(t, t.value)} [1], the lines closest to your question:", close
     if t in {A.ADVERSE_REACTIONS, A.INTERACTIONS, A.CONTRAINDICATIONS, A.WARNINGS} and is_yes_no(turn):

@@ -19,6 +19,8 @@ CHECKED_TYPES = frozenset({A.ADVERSE_REACTIONS, A.CONTRAINDICATIONS, A.WARNINGS,
 # the LLM's medical terms for what the patient describes are matched against (asked what a drug
 # is for or what is in it, the 1.5B still names the condition treated or the drug's class).
 TERM_TYPES = CHECKED_TYPES | {A.INTERACTIONS}
+# Entries whose label lines' titles ("Arthralgia: Severe and disabling …") are matched on their own.
+TITLED_TYPES = TERM_TYPES - {A.ADVERSE_REACTIONS}
 
 
 class ConsultReplySettings(BaseModel):

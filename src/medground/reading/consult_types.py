@@ -3,7 +3,7 @@ the reply; and the small rules the reader and its fit share (reading/consult.py,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
@@ -146,19 +146,22 @@ def safety_sibling_first(choices: list[EntryChoice], near: float,
     return named_first(choices, near, sibling)
 
 
-def better_effect_first(choices: list[EntryChoice], match_at: float, margin: float) -> list[EntryChoice]:
+def better_effect_first(choices: list[EntryChoice], match_at: float, margin: float,
+                        purpose: Collection[str] = ()) -> list[EntryChoice]:
     """``choices`` with the subject's side-effects or warnings entry first when the chosen one is the
     other of the two and that one's best item names what was said (at ``match_at``) ``margin``
     nearer than the chosen one's best: an FDA label files its serious reactions under warnings
     ("Arthralgia: Severe and disabling arthralgia …", 0.66 from painful knees and hands), and the
-    side-effect list's nearest item ("Headache", 0.53) names something else."""
+    side-effect list's nearest item ("Headache", 0.53) names something else. Not through why the
+    drug is taken (``purpose``: "on lisinopril for blood pressure" is no "Orthostatic hypotension")."""
     if not choices or choices[0].attribute.type not in EFFECT_PAIR:
         return choices
     first = choices[0]
     floor = (first.best.similarity if first.best is not None else 0.0) + margin
     for k, c in enumerate(choices[1:], 1):
         if (c.drug is first.drug and c.attribute.type in EFFECT_PAIR and c.attribute.type is not first.attribute.type
-                and c.best is not None and c.best.answers(match_at) and c.best.similarity >= floor):
+                and c.best is not None and c.best.answers(match_at) and c.best.similarity >= floor
+                and c.best.phrase not in purpose):
             return [c, *choices[:k], *choices[k + 1:]]
     return choices
 

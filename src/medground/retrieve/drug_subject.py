@@ -19,10 +19,11 @@ A last turn without a drug ("is it safe in pregnancy?") inherits the subject of 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from medground.corpus.sentences import questions, sentences_of
-from medground.retrieve.drugs import DrugRetriever
+from medground.retrieve.drugs import PARTIAL_NAME, DrugRetriever
 
 _OWN = re.compile(r"\b(my|i take|i'm taking|i am taking|i'm on|i am on|i('ve| have) been (taking|on)|"
                   r"start(s|ed|ing)? (me )?on|put(s|ting)? me on|switch(ed|ing)? me (over )?to|"
@@ -86,6 +87,13 @@ class Subject:
     drug_id: str
     score: float
     mentions: list[Mention] = field(default_factory=list)
+
+
+def partial_only(subjects: Sequence[Subject]) -> bool:
+    """Every recognised drug was met only through some words of a longer name (``PARTIAL_NAME``:
+    "sugar" of "manna sugar"), none by a name of its own."""
+    return bool(subjects) and all(s.mentions and all(m.match_score <= PARTIAL_NAME for m in s.mentions)
+                                  for s in subjects)
 
 
 def mentions(retriever: DrugRetriever, turns: list[str]) -> list[Mention]:

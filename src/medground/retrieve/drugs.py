@@ -57,6 +57,8 @@ ATTRIBUTE_CUES: list[tuple[re.Pattern[str], tuple[AttributeType, ...]]] = [
 # A brand is as exact a name as the generic: the user asking about "Zestril" asks about that drug,
 # whatever generic is co-mentioned (ties are broken by who was named first, not by kind).
 _KIND_SCORE = {"generic": 1.0, "brand": 1.0, "synonym": 0.9, "component": 0.7}
+# the most a name met through some of its words scores ("polymyxin" of "neomycin/polymyxin b/…")
+PARTIAL_NAME = 0.5
 _STOP = {"side", "effects", "effect", "dose", "dosage", "with", "take", "what", "does", "drug",
          "taking", "about", "should", "pregnant", "there", "which", "interaction", "interactions"}
 
@@ -150,18 +152,21 @@ class DrugRetriever:
         self._name_list = sorted(self.names)
         self._name_bm25 = self._index(self._name_list)
 
-    def unknown_names(self, keywords: str, *, min_ratio: float = 60.0, n: int = 3) -> dict[str, list[str]]:
+    def unknown_names(self, keywords: str, *, min_ratio: float = 60.0, n: int = 3,
+                      beside: float | None = None) -> dict[str, list[str]]:
         """Words of ``keywords`` that look like a drug name the database lacks → the nearest names.
 
-        Only when no drug is recognised: a rare word (not a database word, ≥ 5 letters) whose
-        closest name scores between ``min_ratio`` and the fuzzy cutoff ("zolgensma" → "zolpidem"
-        …) is reported with the ``n`` nearest drugs' display names.
+        Only when no drug is recognised (with ``beside``: none above that match score, so a name met
+        through one of its words, :data:`PARTIAL_NAME`, does not count): a rare word (not a
+        database word, ≥ 5 letters) whose closest name scores between ``min_ratio`` and the fuzzy
+        cutoff ("zolgensma" → "zolpidem" …) is reported with the ``n`` nearest drugs' display names.
         """
-        if self.find_drugs(keywords):
+        if any(beside is None or m.score > beside for m in self.find_drugs(keywords)):
             return {}
         out: dict[str, list[str]] = {}
         for word in dict.fromkeys(_tokens(keywords)):
-            if len(word) < 5 or self.is_common(word) or word.isdigit() or _english_word(word):
+            # ("aren't": a contraction is no name)
+            if len(word) < 5 or "'" in word or self.is_common(word) or word.isdigit() or _english_word(word):
                 continue
             near = process.extract(word, self.fuzzy_names, scorer=fuzz.ratio, limit=12)
             if not near or near[0][1] < min_ratio:
@@ -270,7 +275,7 @@ class DrugRetriever:
                 name = self._name_list[j]
                 if scores[j] > 0 and set(rare) & set(name.split()):
                     for drug_id, kind in self.names[name]:
-                        add(drug_id, 0.5 * float(scores[j] / scores.max()),
+                        add(drug_id, PARTIAL_NAME * float(scores[j] / scores.max()),
                             f"bm25 name {name!r}", name)
         text = " ".join(words)
         ranked = sorted(found.values(), key=lambda m: (-m.score, text.find(m.span), m.drug_id))
