@@ -138,3 +138,9 @@ def test_a_warnings_entry_naming_what_was_said_clearly_nearer_answers_before_sid
                                {"blood pressure"})[0] is effects
     dose = entry(A.DOSAGE, 0.2)
     assert better_effect_first([dose, warnings], 0.65, 0.1)[0] is dose  # only between the two
+    # one way only: a label's side-effects lines may be its studies' populations
+    assert better_effect_first([entry(A.WARNINGS, 0.5), entry(A.ADVERSE_REACTIONS, 0.7)], 0.65, 0.1)[0] \
+        .attribute.type is A.WARNINGS
+    named = entry(A.WARNINGS, 0.9)
+    named.items[0].class_of = "Sacubitril/Valsartan"  # another named drug's class, not an effect
+    assert better_effect_first([effects, named], 0.65, 0.1)[0] is effects

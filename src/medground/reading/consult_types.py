@@ -148,20 +148,23 @@ def safety_sibling_first(choices: list[EntryChoice], near: float,
 
 def better_effect_first(choices: list[EntryChoice], match_at: float, margin: float,
                         purpose: Collection[str] = ()) -> list[EntryChoice]:
-    """``choices`` with the subject's side-effects or warnings entry first when the chosen one is the
-    other of the two and that one's best item names what was said (at ``match_at``) ``margin``
-    nearer than the chosen one's best: an FDA label files its serious reactions under warnings
+    """``choices`` with the subject's warnings entry first when the chosen one is its side effects
+    and the warnings' best item names what was said (at ``match_at``) ``margin`` nearer than the
+    side effects' best: an FDA label files its serious reactions under warnings
     ("Arthralgia: Severe and disabling arthralgia …", 0.66 from painful knees and hands), and the
     side-effect list's nearest item ("Headache", 0.53) names something else. Not through why the
     drug is taken (``purpose``: "on lisinopril for blood pressure" is no "Orthostatic hypotension")."""
-    if not choices or choices[0].attribute.type not in EFFECT_PAIR:
+    if not choices or choices[0].attribute.type is not A.ADVERSE_REACTIONS:
         return choices
     first = choices[0]
     floor = (first.best.similarity if first.best is not None else 0.0) + margin
     for k, c in enumerate(choices[1:], 1):
-        if (c.drug is first.drug and c.attribute.type in EFFECT_PAIR and c.attribute.type is not first.attribute.type
-                and c.best is not None and c.best.answers(match_at) and c.best.similarity >= floor
-                and c.best.phrase not in purpose):
+        # (one way only: a label's side-effects lines are often its studies' populations, "Restless
+        # Legs Syndrome: The exposure to HORIZANT in 1,201 patients …"; and not through another
+        # named drug's class, which a warnings sentence names for another reason)
+        if (c.drug is first.drug and c.attribute.type is A.WARNINGS and c.best is not None
+                and c.best.answers(match_at) and c.best.similarity >= floor
+                and c.best.phrase not in purpose and not c.best.class_of):
             return [c, *choices[:k], *choices[k + 1:]]
     return choices
 
