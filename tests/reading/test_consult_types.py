@@ -141,6 +141,10 @@ def test_a_warnings_entry_naming_what_was_said_clearly_nearer_answers_before_sid
     # one way only: a label's side-effects lines may be its studies' populations
     assert better_effect_first([entry(A.WARNINGS, 0.5), entry(A.ADVERSE_REACTIONS, 0.7)], 0.65, 0.1)[0] \
         .attribute.type is A.WARNINGS
+    # only through the last turn's words ("I take Theo-24 for my COPD" was told before)
+    assert better_effect_first([effects, warnings], 0.65, 0.1, (), "My knees and my hands are very painful now") \
+        == [warnings, effects]
+    assert better_effect_first([effects, warnings], 0.65, 0.1, (), "Could that be it?")[0] is effects
     named = entry(A.WARNINGS, 0.9)
     named.items[0].class_of = "Sacubitril/Valsartan"  # another named drug's class, not an effect
     assert better_effect_first([effects, named], 0.65, 0.1)[0] is effects

@@ -16,6 +16,7 @@ A failed tool call is counted (``distill_failure``) and the raw consultation is 
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import replace
 
@@ -148,11 +149,16 @@ class DrugRagPipeline:
             text = text[len(text) // 8:]  # cut from the start in eighths; a few passes at most
         return text, dropped
 
-    def unknown_drug(self, keywords: str, detail: ConsultDetail, beside: float | None = None) -> Answer | None:
+    def unknown_drug(self, keywords: str, detail: ConsultDetail, beside: float | None = None,
+                     only: str | None = None) -> Answer | None:
         """An answer saying the drug is not in the database, with the nearest entries, or None;
-        ``beside``: the match score up to which a recognised drug does not count (DrugRetriever.unknown_names)."""
+        ``beside``: the match score up to which a recognised drug does not count (DrugRetriever.unknown_names);
+        ``only``: words of ``keywords`` that alone may be reported."""
         drugs = getattr(self.engine.retriever("drugs"), "retriever", None)
         unknown = drugs.unknown_names(keywords, beside=beside) if drugs is not None else {}
+        if only is not None:
+            allowed = set(only.lower().split())
+            unknown = {w: near for w, near in unknown.items() if w in allowed}
         if unknown and self.settings.unknown_skips_known_words:
             # a condition's name is no drug's ("pre-eclampsia" had been "not in the medicine database")
             # (a brand the sources mention, "Florinef", stays a drug: the name lexicon knows it)
@@ -181,9 +187,11 @@ class DrugRagPipeline:
                          tool_call=None if info.query_mode == "subject" else ToolCall(search))
         if self.settings.answer == "reply" and not question.is_multiple_choice:
             if self.settings.unknown_beats_partial and partial_only(subjects):
-                # "I started Janewvia for my sugar": mannitol's "manna sugar" is no medicine named
+                # "I started Janewvia for my sugar": mannitol's "manna sugar" is no medicine named.
+                # Only a word written as a name is one ("Janewvia", not "walmart" or "didnt")
                 said = " ".join(user_turns(dialogue))
-                if (unknown := self.unknown_drug(said, detail, beside=PARTIAL_NAME)) is not None:
+                names = " ".join(w for w in re.findall(r"\b[A-Z][a-z]{3,}\w*", said))
+                if names and (unknown := self.unknown_drug(said, detail, beside=PARTIAL_NAME, only=names)) is not None:
                     unknown.queries = [query]
                     return tally.finish(unknown, started)
             answer = self.reply_to(dialogue, info.candidates or [], detail, tally, subjects)

@@ -257,9 +257,11 @@ class ConsultReplySettings(BaseModel):
     # entry lists rash and cough). Session 33, dev: 3 of 728 replies lost, 0 gained — off.
     effects_siblings: bool = Field(False, description="a side-effects or warnings entry that names nothing said "
                                    "yields to the other one when that one names it")
-    # A side-effects or warnings entry yields to the other one when that one's best item names what
-    # was said (at ``match_at``) this much nearer (consult_types.better_effect_first). None: never.
-    effects_sibling_margin: float | None = Field(None, ge=0.0, le=1.0,
+    # A side-effects entry yields to the warnings when their best item names what the last turn
+    # said (at ``match_at``, not through the drug's purpose or another drug's class) this much
+    # nearer (consult_types.better_effect_first): painful knees on Nesina are its warnings'
+    # "Arthralgia: …" (0.66), not its side effects' "Headache" (0.53). None: never. Session 38.
+    effects_sibling_margin: float | None = Field(0.1, ge=0.0, le=1.0,
                                                  description="how much nearer the other of side effects and "
                                                  "warnings must name what was said to answer instead")
     # An entry of the subject whose item names what the question is about (at ``match_at``, through

@@ -147,13 +147,15 @@ def safety_sibling_first(choices: list[EntryChoice], near: float,
 
 
 def better_effect_first(choices: list[EntryChoice], match_at: float, margin: float,
-                        purpose: Collection[str] = ()) -> list[EntryChoice]:
+                        purpose: Collection[str] = (), said_now: str | None = None) -> list[EntryChoice]:
     """``choices`` with the subject's warnings entry first when the chosen one is its side effects
     and the warnings' best item names what was said (at ``match_at``) ``margin`` nearer than the
     side effects' best: an FDA label files its serious reactions under warnings
     ("Arthralgia: Severe and disabling arthralgia …", 0.66 from painful knees and hands), and the
     side-effect list's nearest item ("Headache", 0.53) names something else. Not through why the
-    drug is taken (``purpose``: "on lisinopril for blood pressure" is no "Orthostatic hypotension")."""
+    drug is taken (``purpose``: "on lisinopril for blood pressure" is no "Orthostatic hypotension"),
+    and, given ``said_now`` (the last turn), only through its words ("I take Theo-24 for my COPD",
+    told two turns back, is no question about its warnings' "COPD")."""
     if not choices or choices[0].attribute.type is not A.ADVERSE_REACTIONS:
         return choices
     first = choices[0]
@@ -164,7 +166,8 @@ def better_effect_first(choices: list[EntryChoice], match_at: float, margin: flo
         # named drug's class, which a warnings sentence names for another reason)
         if (c.drug is first.drug and c.attribute.type is A.WARNINGS and c.best is not None
                 and c.best.answers(match_at) and c.best.similarity >= floor
-                and c.best.phrase not in purpose and not c.best.class_of):
+                and c.best.phrase not in purpose and not c.best.class_of
+                and (said_now is None or word_set(c.best.phrase) <= word_set(said_now))):
             return [c, *choices[:k], *choices[k + 1:]]
     return choices
 

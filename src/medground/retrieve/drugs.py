@@ -161,12 +161,16 @@ class DrugRetriever:
         database word, ≥ 5 letters) whose closest name scores between ``min_ratio`` and the fuzzy
         cutoff ("zolgensma" → "zolpidem" …) is reported with the ``n`` nearest drugs' display names.
         """
-        if any(beside is None or m.score > beside for m in self.find_drugs(keywords)):
+        found = self.find_drugs(keywords)
+        if any(beside is None or m.score > beside for m in found):
             return {}
+        # a word of a name met in part is that name's ("norethisterone" of "norethisterone acetate")
+        covered = {w for m in found for w in _tokens(m.span)}
         out: dict[str, list[str]] = {}
         for word in dict.fromkeys(_tokens(keywords)):
             # ("aren't": a contraction is no name)
-            if len(word) < 5 or "'" in word or self.is_common(word) or word.isdigit() or _english_word(word):
+            if (len(word) < 5 or "'" in word or word in covered or self.is_common(word) or word.isdigit()
+                    or _english_word(word)):
                 continue
             near = process.extract(word, self.fuzzy_names, scorer=fuzz.ratio, limit=12)
             if not near or near[0][1] < min_ratio:
