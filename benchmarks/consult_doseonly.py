@@ -8,8 +8,8 @@ type. For such a drug, answering or abstaining is one decision: does the dose en
 question? Three signals, each read on Medication QA's development questions about dose-only
 drugs (answerable: the expert's type maps to dosage):
 
-  typer P(dosage)   the shipped recipe's typer trained without the question's fold (--crossfit 5
-                    of consult_e2e.py; on --split test, the shipped typer)
+  typer P(dosage)   the shipped recipe's typer trained without the question's fold (the models
+                    `consult_e2e.py e2e --crossfit 5` keeps; on --split test, the shipped typer)
   cosine            MiniLM: the name-masked question against the dose entry's sentences, best one
   LLM P(yes)        the bundled LLM's "does this passage answer the question?" (the quote_answers
                     prompt) over the entry's first 900 characters
@@ -25,17 +25,37 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
+from medground.eval.bench import print_table, save_section
+from medground.eval.testbeds import exact_drug, medication_qa_items
 
-from consult_e2e import RESULTS, _exact_drug, crossfit_models, medqa_items  # noqa: E402
+RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "consult.json"
+FOLDS = 5
 
-from medground.eval.bench import print_table, save_section  # noqa: E402
+
+def fold_models(folder: str | None) -> list[Path]:
+    """The cross-fit typers `consult_e2e.py e2e --crossfit 5` trained and keeps under
+    $MEDGROUND_HOME/typer_crossfit/<recipe key>/ (the newest such folder unless one is named)."""
+    from medground.paths import home
+
+    if folder:
+        chosen = Path(folder)
+    else:
+        found = sorted((p for p in (home() / "typer_crossfit").glob("*") if (p / f"fold0of{FOLDS}.npz").exists()),
+                       key=lambda p: p.stat().st_mtime)
+        if not found:
+            raise SystemExit("no cross-fit typers: run `python benchmarks/consult_e2e.py e2e --split dev "
+                             "--sets medqa --crossfit 5` first, or pass --typers DIR")
+        chosen = found[-1]
+    paths = [chosen / f"fold{k}of{FOLDS}.npz" for k in range(FOLDS)]
+    missing = [str(p) for p in paths if not p.exists()]
+    if missing:
+        raise SystemExit(f"missing cross-fit typers: {', '.join(missing)}")
+    print(f"fold typers: {chosen}")
+    return paths
 
 
 def _logit(p: np.ndarray) -> np.ndarray:
@@ -43,7 +63,7 @@ def _logit(p: np.ndarray) -> np.ndarray:
     return np.log(p / (1 - p))
 
 
-def rows_for(split: str) -> list[dict]:
+def rows_for(split: str, typers: str | None) -> list[dict]:
     from medground.eval.datasets import load_dataset
     from medground.index.embedders import EmbedderSettings, load_embedder
     from medground.pipelines.config import load_pipeline_config
@@ -59,16 +79,16 @@ def rows_for(split: str) -> list[dict]:
     retriever = DrugRetriever(store)
     questions = {f"mqa-{q.qid}": q for q in load_dataset("medication-qa")}
     embedder = load_embedder(EmbedderSettings(kind=EMBEDDER_KIND, threads=2))
-    folds = [ConsultTyper(ConsultTyperModel.load(p), embedder) for p in crossfit_models(5)] if split == "dev" else []
+    folds = [ConsultTyper(ConsultTyperModel.load(p), embedder) for p in fold_models(typers)] if split == "dev" else []
     shipped = load_consult_typer()
     llm = build_pipeline(load_pipeline_config("drugrag")).llm
     out = []
-    for item in medqa_items(split, store):
+    for item in medication_qa_items(split, store):
         q = questions[item["id"]]
-        drug, held = _exact_drug(retriever, q.metadata["focus_drug"])
+        drug, held = exact_drug(retriever, q.metadata["focus_drug"])
         if held != {"dosage"}:
             continue
-        typer = folds[crossfit_fold(q.qid, 5)] if folds else shipped
+        typer = folds[crossfit_fold(q.qid, FOLDS)] if folds else shipped
         text = masked_question(q)
         probs = typer.probabilities(text)
         entry = " ".join(a.text for a in store.attributes(drug) if a.type.value == "dosage")
@@ -90,8 +110,9 @@ def main() -> None:
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--split", default="dev", choices=["dev", "test"])
+    ap.add_argument("--typers", default=None, help="the folder of the cross-fit typers (dev; default: the newest)")
     args = ap.parse_args()
-    rows = rows_for(args.split)
+    rows = rows_for(args.split, args.typers)
     y = np.array([r["answerable"] for r in rows])
     signals = {"typer P(dosage)": _logit(np.array([r["p_dosage"] for r in rows])),
                "cosine": np.array([r["cosine"] for r in rows]),

@@ -40,6 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from medground.eval.bench import save_section
+from medground.eval.testbeds import exact_drug, medication_qa_items as medqa_items
 from medground.eval.evaluators import rate  # every rate is computed by the library
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -234,22 +235,6 @@ def written_items(split: str, path: Path = WRITTEN, prefix: str = "consult-writt
     return out
 
 
-def _exact_drug(retriever, name: str) -> tuple[str | None, set[str]]:
-    """The database drug ``name`` names exactly (generic or brand), and the attribute types it holds.
-    A generic name equal to the writer's comes first: the name search reads "hydralazine/isosorbide
-    dinitrate" as its component isosorbide dinitrate (session 32: one apart6 item had been scored
-    unanswerable so)."""
-    from medground.drug_schema import normalize_name
-
-    key = normalize_name(name)
-    same = [d.drug_id for d in retriever.drugs.values() if normalize_name(d.generic_name) == key]
-    exact = [m.drug_id for m in retriever.find_drugs(name) if m.how.startswith("exact")]
-    if not same and not exact:
-        return None, set()
-    drug = (same or exact)[0]
-    return drug, {a.type.value for a in retriever.attributes if a.drug_id == drug}
-
-
 def apart_items(split: str, store, path: Path = APART, whole_split: str = "dev") -> list[dict]:
     """Consultations written apart (benchmarks/data/consult_written.md): the session-28 set and
     apart3 are all development, apart2 and apart4 all test (``whole_split``); an item whose drug lacks an entry
@@ -261,38 +246,13 @@ def apart_items(split: str, store, path: Path = APART, whole_split: str = "dev")
     retriever = DrugRetriever(store)
     out = []
     for r in (json.loads(line) for line in path.read_text().splitlines() if line.strip()):
-        subject, held = _exact_drug(retriever, r["subject"])
+        subject, held = exact_drug(retriever, r["subject"])
         subject = subject or r["subject"]
         unanswerable = r["attribute"] is None or r["attribute"] not in held
         out.append({"id": r["id"], "dialogue": _dialogue(r["turns"]),
                     "subject": subject, "attribute": None if unanswerable else r["attribute"],
                     "terms": [r["answer_item"]] if r.get("answer_item") else [], "kind": r["kind"],
                     "answer_item": None if unanswerable else r.get("answer_item"), "unanswerable": unanswerable})
-    return out
-
-
-def medqa_items(split: str, store) -> list[dict]:
-    from medground.eval.datasets import load_dataset
-    from medground.reading.consult_typer import NONE, label_of
-    from medground.reading.splits import medication_qa_split
-    from medground.retrieve.drugs import DrugRetriever
-
-    retriever = DrugRetriever(store)
-    out = []
-    for q in load_dataset("medication-qa"):
-        if medication_qa_split(q.qid) != split:
-            continue
-        lab = label_of(q.metadata["question_type"])
-        if lab is None:
-            continue
-        drug, held = _exact_drug(retriever, q.metadata["focus_drug"])
-        if drug is None:
-            continue
-        # A type the drug has no entry of is as unanswerable here as a "none" question.
-        unanswerable = lab == NONE or lab not in held
-        out.append({"id": f"mqa-{q.qid}", "dialogue": q.question, "subject": drug,
-                    "attribute": None if unanswerable else lab, "terms": [], "kind": None,
-                    "unanswerable": unanswerable, "source_qid": q.qid})
     return out
 
 

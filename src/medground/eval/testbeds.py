@@ -96,3 +96,47 @@ def pubmedqa_known_item(root: Path) -> tuple[list[Chunk], list[tuple[str, str]]]
             chunks.append(Chunk(chunk_id=f"{pmid}-{i}", doc_id=pmid, corpus="pubmedqa", source_path="ori_pqal.json",
                                 text=text, title="", section_path=(label.title(),)))
     return chunks, questions
+
+
+def exact_drug(retriever, name: str) -> tuple[str | None, set[str]]:
+    """The database drug ``name`` names exactly (generic or brand), and the attribute types it holds.
+    A generic name equal to the writer's comes first: the name search reads "hydralazine/isosorbide
+    dinitrate" as its component isosorbide dinitrate (session 32: one apart6 item had been scored
+    unanswerable so)."""
+    from medground.drug_schema import normalize_name
+
+    key = normalize_name(name)
+    same = [d.drug_id for d in retriever.drugs.values() if normalize_name(d.generic_name) == key]
+    exact = [m.drug_id for m in retriever.find_drugs(name) if m.how.startswith("exact")]
+    if not same and not exact:
+        return None, set()
+    drug = (same or exact)[0]
+    return drug, {a.type.value for a in retriever.attributes if a.drug_id == drug}
+
+
+def medication_qa_items(split: str, store) -> list[dict]:
+    """Medication QA questions of one split whose focus drug the database names exactly, as the
+    consultation benchmarks read them: the dialogue, the subject, the attribute that answers (None
+    when the type maps to none or the drug holds no such entry: unanswerable here)."""
+    from medground.eval.datasets import load_dataset
+    from medground.reading.consult_typer import NONE, label_of
+    from medground.reading.splits import medication_qa_split
+    from medground.retrieve.drugs import DrugRetriever
+
+    retriever = DrugRetriever(store)
+    out = []
+    for q in load_dataset("medication-qa"):
+        if medication_qa_split(q.qid) != split:
+            continue
+        lab = label_of(q.metadata["question_type"])
+        if lab is None:
+            continue
+        drug, held = exact_drug(retriever, q.metadata["focus_drug"])
+        if drug is None:
+            continue
+        # A type the drug has no entry of is as unanswerable here as a "none" question.
+        unanswerable = lab == NONE or lab not in held
+        out.append({"id": f"mqa-{q.qid}", "dialogue": q.question, "subject": drug,
+                    "attribute": None if unanswerable else lab, "terms": [], "kind": None,
+                    "unanswerable": unanswerable, "source_qid": q.qid})
+    return out
