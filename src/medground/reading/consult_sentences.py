@@ -85,6 +85,11 @@ def first_sentence(turn: str, best: EntryChoice, matched: list[ItemMatch], setti
     if t in LIST_TYPES and items:
         # a label section's item can be a paragraph: the sentence names its opening words,
         # the quote after it gives its opening sentences verbatim
+        if s.first_names_short:
+            # a label's sentence items are quoted after it, not strung into the first sentence
+            # ("Caution — Gout Flare, After initiation of ULORIC, an increase in … and In order to
+            # prevent gout flares … are listed"): it names the short ones, or the first one
+            items = [i for i in items if len(i) <= s.short_item] or items[:1]
         listed = join_items([brief(i, s.short_item) for i in items])
         verb = "is" if len(items) == 1 else "are"
         # a part is quoted as the whole item the source listed ("Cramping/diarrhea": abdominal)
