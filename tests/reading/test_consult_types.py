@@ -148,3 +148,27 @@ def test_a_warnings_entry_naming_what_was_said_clearly_nearer_answers_before_sid
     named = entry(A.WARNINGS, 0.9)
     named.items[0].class_of = "Sacubitril/Valsartan"  # another named drug's class, not an effect
     assert better_effect_first([effects, named], 0.65, 0.1)[0] is effects
+
+
+def test_the_first_sentence_names_short_items_and_quotes_a_parts_whole_item():
+    from medground.drug_schema import AttributeType as A, DrugAttribute
+    from medground.reading.consult_sentences import first_sentence
+    from medground.reading.consult_settings import ConsultReplySettings
+    from medground.reading.consult_types import EntryChoice, ItemMatch
+
+    drug = Drug("febuxostat", "febuxostat", ["Uloric"], "Xanthine oxidase inhibitor")
+    long = "After initiation of ULORIC, an increase in gout flares is frequently observed during the first months."
+    attr = DrugAttribute("febuxostat", A.WARNINGS, f"Gout Flare\n{long}\nCardiovascular Events", "label")
+    matched = [ItemMatch("Gout Flare", 0.9, "gout"), ItemMatch(long, 0.9, "gout")]
+    choice = EntryChoice(drug, attr, 0.5, matched, 0.0)
+    first, quotes = first_sentence("Is the tablet making the gout worse?", choice, matched, ConsultReplySettings())
+    assert first == "Caution \u2014 Gout Flare is listed in Febuxostat's warnings and precautions [1]."
+    assert quotes[0] == "Gout Flare" and quotes[1].startswith("After initiation of ULORIC")  # the sentence quoted
+    off = ConsultReplySettings(first_names_short=False)
+    assert "After initiation" in first_sentence("Is it the tablet?", choice, matched, off)[0]
+    # a part is named, its whole item quoted
+    effects = DrugAttribute("febuxostat", A.ADVERSE_REACTIONS, "Cramping/diarrhea\nRash", "book")
+    part = [ItemMatch("Cramping", 0.8, "cramps", quote="Cramping/diarrhea")]
+    first, quotes = first_sentence("Could it cause cramps?", EntryChoice(drug, effects, 0.9, part, 0.0), part,
+                                   ConsultReplySettings(), {A.ADVERSE_REACTIONS: 0.9})
+    assert first.startswith("Yes \u2014 Cramping is listed") and quotes == ["Cramping/diarrhea"]
