@@ -161,11 +161,11 @@ def test_the_first_sentence_names_short_items_and_quotes_a_parts_whole_item():
     attr = DrugAttribute("febuxostat", A.WARNINGS, f"Gout Flare\n{long}\nCardiovascular Events", "label")
     matched = [ItemMatch("Gout Flare", 0.9, "gout"), ItemMatch(long, 0.9, "gout")]
     choice = EntryChoice(drug, attr, 0.5, matched, 0.0)
-    first, quotes = first_sentence("Is the tablet making the gout worse?", choice, matched, ConsultReplySettings())
+    short = ConsultReplySettings(first_names_short=True)
+    first, quotes = first_sentence("Is the tablet making the gout worse?", choice, matched, short)
     assert first == "Caution \u2014 Gout Flare is listed in Febuxostat's warnings and precautions [1]."
     assert quotes[0] == "Gout Flare" and quotes[1].startswith("After initiation of ULORIC")  # the sentence quoted
-    off = ConsultReplySettings(first_names_short=False)
-    assert "After initiation" in first_sentence("Is it the tablet?", choice, matched, off)[0]
+    assert "After initiation" in first_sentence("Is it the tablet?", choice, matched, ConsultReplySettings())[0]
     # a part is named, its whole item quoted
     effects = DrugAttribute("febuxostat", A.ADVERSE_REACTIONS, "Cramping/diarrhea\nRash", "book")
     part = [ItemMatch("Cramping", 0.8, "cramps", quote="Cramping/diarrhea")]

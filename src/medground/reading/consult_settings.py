@@ -229,8 +229,11 @@ class ConsultReplySettings(BaseModel):
     # patient's calf cramps read that the source's cramping comes with diarrhea.
     whole_items: bool = Field(True, description="a reply matched through part of an item quotes the whole item")
     # The first sentence names the matched items of at most ``short_item`` characters (or else the
-    # first one); the long ones (a label's sentences) are quoted after it. Session 38.
-    first_names_short: bool = Field(True, description="the first sentence names the short matched items only")
+    # first one); the long ones (a label's sentences) are quoted after it. Session 38, dev: 7 of 849
+    # replies changed, rubric 2 lost (the words the writers asked about sat in the long items), and
+    # Clomid's "Visual symptoms (blurred vision, …)" (88 characters) left out of a first sentence
+    # about flashes in the eyes — off.
+    first_names_short: bool = Field(False, description="the first sentence names the short matched items only")
     # A sentence item (an FDA label's "Dietary fiber may bind to levothyroxine sodium and decrease its
     # absorption", 0.50 from "a fibre supplement") also matched through its runs of two or three
     # adjacent content words (consult_text.sentence_phrases), as the patient's words are. Session 36,
