@@ -40,17 +40,18 @@ def fold_models(folder: str | None) -> list[Path]:
     """The cross-fit typers `consult_e2e.py e2e --crossfit 5` trained and keeps under
     $MEDGROUND_HOME/typer_crossfit/<recipe key>/ (the newest such folder unless one is named)."""
     from medground.paths import home
+    from medground.train.typer_recipe import crossfit_path
 
     if folder:
         chosen = Path(folder)
     else:
-        found = sorted((p for p in (home() / "typer_crossfit").glob("*") if (p / f"fold0of{FOLDS}.npz").exists()),
+        found = sorted((p for p in (home() / "typer_crossfit").glob("*") if crossfit_path(p, 0, FOLDS).exists()),
                        key=lambda p: p.stat().st_mtime)
         if not found:
             raise SystemExit("no cross-fit typers: run `python benchmarks/consult_e2e.py e2e --split dev "
                              "--sets medqa --crossfit 5` first, or pass --typers DIR")
         chosen = found[-1]
-    paths = [chosen / f"fold{k}of{FOLDS}.npz" for k in range(FOLDS)]
+    paths = [crossfit_path(chosen, k, FOLDS) for k in range(FOLDS)]
     missing = [str(p) for p in paths if not p.exists()]
     if missing:
         raise SystemExit(f"missing cross-fit typers: {', '.join(missing)}")

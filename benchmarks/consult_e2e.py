@@ -480,7 +480,7 @@ def crossfit_models(folds: int) -> list[Path]:
     from medground.index.embedders import EmbedderSettings, load_embedder
     from medground.retrieve.drug_intent import EMBEDDER_KIND
     from medground.store.drugs import DrugStore
-    from medground.train.typer_recipe import TyperRecipe, crossfit_fold, fit_typer
+    from medground.train.typer_recipe import TyperRecipe, crossfit_fold, crossfit_path, fit_typer
 
     recipe = TyperRecipe(**SHIPPED_TYPER)
     dev = medqa_labelled("dev")
@@ -492,7 +492,7 @@ def crossfit_models(folds: int) -> list[Path]:
     embedder = None
     paths = []
     for k in range(folds):
-        path = folder / f"fold{k}of{folds}.npz"
+        path = crossfit_path(folder, k, folds)
         if not path.exists():
             embedder = embedder or load_embedder(EmbedderSettings(kind=EMBEDDER_KIND, threads=2))
             kept = [(q, lab) for q, lab in dev if crossfit_fold(q.qid, folds) != k]

@@ -48,3 +48,10 @@ def test_folds_are_stable_and_cover_every_fold():
     assert set(folds) == set(range(5)) and min(Counter(folds).values()) > 60
     with pytest.raises(ValueError, match="at least 2 folds"):
         crossfit_fold("1", 1)
+
+
+def test_a_folds_typer_is_kept_under_one_name_per_fold(tmp_path):
+    from medground.train.typer_recipe import crossfit_path
+
+    assert crossfit_path(tmp_path, 2, 5) == tmp_path / "fold2of5.npz"
+    assert len({crossfit_path(tmp_path, k, 5) for k in range(5)}) == 5

@@ -52,6 +52,10 @@ from medground.retrieve.drugs import PARTIAL_NAME
 from medground.retrieve.engine import RetrievalEngine
 from medground.schema import Answer, Citation, Evidence, Query, Question
 
+# a word written as a name: capitalised, four letters or more ("Janewvia", not "walmart")
+_WRITTEN_AS_NAME = re.compile(r"\b[A-Z][a-z]{3,}\w*")
+
+
 def dialogue_of(question: Question) -> str:
     """The consultation as text: the dialogue in ``context`` (if any) ending with the question."""
     q = question.question.strip()
@@ -150,15 +154,14 @@ class DrugRagPipeline:
         return text, dropped
 
     def unknown_drug(self, keywords: str, detail: ConsultDetail, beside: float | None = None,
-                     only: str | None = None) -> Answer | None:
+                     only: set[str] | None = None) -> Answer | None:
         """An answer saying the drug is not in the database, with the nearest entries, or None;
         ``beside``: the match score up to which a recognised drug does not count (DrugRetriever.unknown_names);
-        ``only``: words of ``keywords`` that alone may be reported."""
+        ``only``: the lower-cased words of ``keywords`` that alone may be reported."""
         drugs = getattr(self.engine.retriever("drugs"), "retriever", None)
         unknown = drugs.unknown_names(keywords, beside=beside) if drugs is not None else {}
         if only is not None:
-            allowed = set(only.lower().split())
-            unknown = {w: near for w, near in unknown.items() if w in allowed}
+            unknown = {w: near for w, near in unknown.items() if w in only}
         if unknown and self.settings.unknown_skips_known_words:
             # a condition's name is no drug's ("pre-eclampsia" had been "not in the medicine database")
             # (a brand the sources mention, "Florinef", stays a drug: the name lexicon knows it)
@@ -190,7 +193,7 @@ class DrugRagPipeline:
                 # "I started Janewvia for my sugar": mannitol's "manna sugar" is no medicine named.
                 # Only a word written as a name is one ("Janewvia", not "walmart" or "didnt")
                 said = " ".join(user_turns(dialogue))
-                names = " ".join(w for w in re.findall(r"\b[A-Z][a-z]{3,}\w*", said))
+                names = {w.lower() for w in _WRITTEN_AS_NAME.findall(said)}
                 if names and (unknown := self.unknown_drug(said, detail, beside=PARTIAL_NAME, only=names)) is not None:
                     unknown.queries = [query]
                     return tally.finish(unknown, started)

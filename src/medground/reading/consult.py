@@ -289,7 +289,7 @@ class ConsultReader:
             choices = safety_sibling_first(choices, s.hedge_at,
                                            (SAFETY_PAIR, EFFECT_PAIR) if s.effects_siblings else (SAFETY_PAIR,))
         if s.effects_sibling_margin is not None:
-            choices = better_effect_first(choices, s.match_at, s.effects_sibling_margin, purpose or (), question)
+            choices = better_effect_first(choices, s.match_at, s.effects_sibling_margin, purpose, question)
         if s.matched_first != "off":
             choices = matched_entry_first(choices, s.hedge_at, s.match_at, asking_part(question, names),
                                           frozenset({A.INTERACTIONS}) if s.matched_first == "interactions" else None)

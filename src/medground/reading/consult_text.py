@@ -115,12 +115,20 @@ def sentence_phrases(item: str, exclude: Sequence[str] = (), min_words: int = 7)
     return list(dict.fromkeys(out))
 
 
+# A label's highlights line: a title, a colon and its sentences ("Arthralgia: Severe and disabling
+# arthralgia has been reported …"). The title names the thing in a few words, as a patient would;
+# the sentence's many other words blur it ("very painful knees" met the line at 0.46 and
+# "Headache" at 0.53). Not a dose line ("Adults: 500 mg …"): the sentence opens with a word.
+_TITLED = re.compile(r"^(?:EXCERPT:\s*\*?\s*)?(?P<title>[A-Z][^:;()\d]{2,60}?)\s*:\s+(?=[A-Za-z])(?:\S+\s+){5}")
+
+
 def item_parts(item: str, titles: bool = False) -> list[str]:
     """The parts an item names at once: "Nausea/vomiting/diarrhea" is three effects, and a
     patient's "loose stools" should meet "diarrhea" alone, not a blend of four; a short item's
     words before its parenthesis ("Pregnancy" of "Pregnancy (fetal toxicity)") are a part too, and
-    with ``titles`` a label line's title (:data:`_TITLED`; for entries of effects and cautions, not
-    a dose's "Adults: One 875 mg tablet …"). Doses ("25/100 mg"), table rows and long lines have none."""
+    with ``titles`` a label line's title (:data:`_TITLED`; asked for cautions and interactions
+    entries, never a dose's "Adults: One 875 mg tablet …"). Doses ("25/100 mg"), table rows and
+    long lines have none."""
     out: list[str] = []
     if "/" in item and not re.search(r"\d", item) and len(item.split()) <= 8:
         parts = [p.strip() for p in item.split("/")]
@@ -133,13 +141,6 @@ def item_parts(item: str, titles: bool = False) -> list[str]:
     if titles and (titled := _TITLED.match(item)) and len(titled["title"].split()) <= 6:
         out.append(titled["title"])
     return out
-
-
-# A label's highlights line: a title, a colon and its sentences ("Arthralgia: Severe and disabling
-# arthralgia has been reported …"). The title names the thing in a few words, as a patient would;
-# the sentence's many other words blur it ("very painful knees" met the line at 0.46 and
-# "Headache" at 0.53). Not a dose line ("Adults: 500 mg …"): the sentence opens with a word.
-_TITLED = re.compile(r"^(?:EXCERPT:\s*\*?\s*)?(?P<title>[A-Z][^:;()\d]{2,60}?)\s*:\s+(?=[A-Za-z])(?:\S+\s+){5}")
 
 
 def with_parts(items: Sequence[str], named_members: bool = False, titles: bool = False) -> list[str]:

@@ -93,3 +93,9 @@ def crossfit_fold(qid: str, folds: int) -> int:
         raise ValueError(f"cross-fitting needs at least 2 folds, got {folds}")
     h = hashlib.sha256(f"typer-crossfit:{qid}".encode()).digest()
     return int.from_bytes(h[:8], "big") % folds
+
+
+def crossfit_path(folder: Path, fold: int, folds: int) -> Path:
+    """Where the typer trained without ``fold`` of ``folds`` is kept in ``folder`` (one folder a
+    recipe and its data: benchmarks/consult_e2e.py ``--crossfit``)."""
+    return Path(folder) / f"fold{fold}of{folds}.npz"
